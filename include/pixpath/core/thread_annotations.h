@@ -1,0 +1,45 @@
+// Clang thread-safety annotations (checked with -Wthread-safety under clang, no-ops elsewhere),
+// and a Mutex that carries them: lock contracts are written where they apply and the compiler
+// checks them.
+#pragma once
+
+#include <mutex>
+
+#if defined(__clang__)
+#define PIXPATH_TSA(x) __attribute__((x))
+#else
+#define PIXPATH_TSA(x)
+#endif
+
+#define PIXPATH_CAPABILITY(x) PIXPATH_TSA(capability(x))
+#define PIXPATH_SCOPED_CAPABILITY PIXPATH_TSA(scoped_lockable)
+#define PIXPATH_GUARDED_BY(x) PIXPATH_TSA(guarded_by(x))
+#define PIXPATH_REQUIRES(...) PIXPATH_TSA(requires_capability(__VA_ARGS__))
+#define PIXPATH_ACQUIRE(...) PIXPATH_TSA(acquire_capability(__VA_ARGS__))
+#define PIXPATH_RELEASE(...) PIXPATH_TSA(release_capability(__VA_ARGS__))
+#define PIXPATH_EXCLUDES(...) PIXPATH_TSA(locks_excluded(__VA_ARGS__))
+
+namespace pixpath {
+
+class PIXPATH_CAPABILITY("mutex") Mutex {
+ public:
+  void lock() PIXPATH_ACQUIRE() { m_.lock(); }
+  void unlock() PIXPATH_RELEASE() { m_.unlock(); }
+  std::mutex& native() { return m_; }
+
+ private:
+  std::mutex m_;
+};
+
+class PIXPATH_SCOPED_CAPABILITY MutexLock {
+ public:
+  explicit MutexLock(Mutex& m) PIXPATH_ACQUIRE(m) : m_(m) { m_.lock(); }
+  ~MutexLock() PIXPATH_RELEASE() { m_.unlock(); }
+  MutexLock(const MutexLock&) = delete;
+  MutexLock& operator=(const MutexLock&) = delete;
+
+ private:
+  Mutex& m_;
+};
+
+}  // namespace pixpath
