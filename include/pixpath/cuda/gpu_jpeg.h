@@ -1,0 +1,123 @@
+// GpuJpegDecoder: JPEG (and jpega) decoding on an NVIDIA GPU through nvJPEG, into CUDA memory,
+// into a region of an OpenGL texture, or (on request) into host memory.
+//
+// This header includes no CUDA, nvJPEG or GL header, and linking against it needs neither: the
+// GPU code lives in its own shared library, libpixpath_cuda.so, which create() loads at run time
+// with dlopen. On a machine without an NVIDIA driver, nvJPEG or the module, create() fails with
+// ErrorCode::Unavailable and a reason naming what is missing; callers then use the CPU decoder.
+//
+// Long-lived state. Everything expensive is made once per device and shared by every decoder
+// and window on it: the primary CUDA context, the nvJPEG handles (one per backend family), the
+// stream-ordered device memory pool, and per concurrently decoding thread one "decode slot"
+// (JPEG states, pinned and device buffers, a stream, events). GL textures are registered with
+// CUDA once, on first use, and stay registered until forget_texture(). Nothing is created or
+// registered per frame.
+//
+// Errors. Every GPU failure returns an Error (subject "jpeg", stage "gpu parse", "gpu decode",
+// "gpu convert", "gpu texture" ...), never aborts, and leaves the decoder usable for the next
+// picture: the caller decodes that one picture on the CPU instead.
+//
+// Ownership. decode_to_device() returns a Picture (RGBA, MemoryKind::CudaDevice) whose storage
+// owns pool memory; its release returns the memory to the pool (stream-ordered, in the device's
+// primary context, from any thread). Its SyncPoint is a CUDA event recorded after the write:
+// wait on it (wait_host(), or cudaStreamWaitEvent on native()) before reading. Dropping the last
+// reference while the write is still running is safe.
+//
+// Threading: all methods may be called from any threads concurrently; each call takes a free
+// decode slot. decode_to_texture() and forget_texture() must be called on a thread where the GL
+// context owning the texture is current (CUDA-GL registration and mapping need it).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "pixpath/codecs/decoder.h"
+#include "pixpath/core/picture.h"
+#include "pixpath/core/result.h"
+
+namespace pixpath::cuda {
+
+// Which nvJPEG backend decodes one picture. Auto routes by size (measured on an H200; see
+// route_backend() in src/cuda/nvjpeg_device.cc).
+enum class GpuBackend { Auto, Hybrid, GpuHybrid, Hardware };
+std::string_view to_string(GpuBackend backend);
+
+struct GpuDecoderOptions {
+  // Which GPU: "" or "0" (the first), "cuda:1", a PCI bus id ("0000:1b:00.0"), or a substring of
+  // the device name ("H200"). Environment PIXPATH_CUDA_DEVICE is used when this is empty.
+  std::string device;
+  // Path of libpixpath_cuda.so; "" = environment PIXPATH_CUDA_MODULE, else the dynamic loader's
+  // search path (and the directory of the calling program).
+  std::string module_path;
+  // Decode real pictures at start and check that device memory stays flat. Forced on (and
+  // longer) when the driver is known to leak in nvJPEG, or its version cannot be read.
+  bool self_test = true;
+  int self_test_decodes = 32;
+};
+
+struct GpuDecodeParams {
+  // Expected size (the packet's w x h); 0 = take it from the stream; a mismatch fails.
+  int width = 0, height = 0;
+  // jpega: byte offset of the grayscale alpha JPEG; the colour JPEG is data[0, alpha_offset).
+  std::optional<int64_t> alpha_offset;
+  GpuBackend backend = GpuBackend::Auto;
+  codecs::DecodeLimits limits;
+};
+
+// A region of an immutable RGBA8 GL texture (glTexStorage2D, GL_RGBA8). The picture's row 0
+// lands on texture row y, as glTexSubImage2D(x, y, ...) would put it.
+struct GlTextureRegion {
+  uint32_t texture = 0;  // GL texture name, in the GL context current on the calling thread
+  int texture_width = 0, texture_height = 0;
+  int x = 0, y = 0;
+};
+
+struct GpuTextureJob {
+  std::span<const uint8_t> data;
+  GpuDecodeParams params;
+  GlTextureRegion target;
+};
+
+class GpuJpegDecoder {
+ public:
+  // Loads libpixpath_cuda.so, opens the device and runs the start-up self-test.
+  [[nodiscard]] static Result<std::unique_ptr<GpuJpegDecoder>> create(
+      const GpuDecoderOptions& options = {});
+  virtual ~GpuJpegDecoder() = default;
+
+  // Headers only (no decode).
+  virtual Result<codecs::ImageInfo> inspect(std::span<const uint8_t> data,
+                                            const GpuDecodeParams& params) const = 0;
+  // RGBA in CUDA memory (see Ownership above). Returns as soon as the work is queued.
+  virtual Result<Picture> decode_to_device(std::span<const uint8_t> data,
+                                           const GpuDecodeParams& params) const = 0;
+  // RGBA in a new host picture; waits for the GPU.
+  virtual Result<codecs::DecodeResult> decode_to_host(std::span<const uint8_t> data,
+                                                      const GpuDecodeParams& params) const = 0;
+  // Into a texture region through CUDA-GL interop: no host copy, no host wait, no glFinish
+  // (the unmap orders the write before later GL commands that use the texture).
+  virtual Result<void> decode_to_texture(std::span<const uint8_t> data,
+                                         const GpuDecodeParams& params,
+                                         const GlTextureRegion& target) const = 0;
+  // Several pictures at once (several windows updating): baseline pictures go to the hardware
+  // JPEG engines as one batch where the GPU has them; the others are decoded one by one.
+  // Fails as a whole only on a GPU failure; per-picture errors are returned in order.
+  virtual std::vector<Result<void>> decode_batch_to_textures(
+      std::span<const GpuTextureJob> jobs) const = 0;
+  // Unregisters a texture from CUDA; call before deleting or re-creating it (GL context
+  // current). Unknown names are ignored.
+  virtual void forget_texture(uint32_t texture) const = 0;
+
+  // The device, driver, nvJPEG version, hardware engines, memory and self-test, as JSON.
+  virtual std::string info_json() const = 0;
+};
+
+// GPU details for `pixpath info`: loads the module and describes every CUDA device without
+// creating a decoder. Fails (Unavailable) when the module, driver or nvJPEG is missing.
+[[nodiscard]] Result<std::string> gpu_info_json(const GpuDecoderOptions& options = {});
+
+}  // namespace pixpath::cuda

@@ -1,0 +1,204 @@
+// Side-by-side timing of the GPU picture path on one machine (docs/performance.md, "GPU decode"):
+//   cpu        tjDecompress2 to RGBA (pixpath's CPU path), one thread
+//   nvjpeg     nvJPEG's own single-picture decode (nvjpegDecode, DEFAULT backend, RGBI) to device
+//              memory, then a stream synchronisation
+//   device     pixpath decode_to_device (RGBA, CUDA memory) + wait on its event
+//   texture    pixpath decode_to_texture into an immutable RGBA8 texture + a GL fence wait
+//   hybrid / gpu_hybrid   decode_to_device with the backend forced (routing threshold)
+//   batch8     8 windows updating at once: decode_batch_to_textures of 8 pictures (hardware
+//              engines) + a GL fence; and back to back without waits, aggregate frames/s
+// Every figure is the median (p50) of --iters host wall times after warm-up, each ending in a
+// host wait. Usage: cuda_gpu_jpeg_benchmark [--iters N] [--batch-iters N] FILE.jpg...
+#include <cuda_runtime_api.h>
+#include <nvjpeg.h>
+#include <turbojpeg.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <functional>
+#include <iterator>
+#include <string>
+#include <vector>
+
+#include "cuda/testing/headless_gl.h"
+#include "pixpath/cuda/gpu_jpeg.h"
+
+using namespace pixpath;
+using namespace pixpath::cuda;
+using Clock = std::chrono::steady_clock;
+
+namespace {
+
+struct Stats {
+  double p50 = 0, p10 = 0, p90 = 0;
+};
+
+Stats time_it(int iters, int warmup, const std::function<bool()>& fn) {
+  for (int i = 0; i < warmup; ++i)
+    if (!fn()) return {-1, -1, -1};
+  std::vector<double> ms;
+  for (int i = 0; i < iters; ++i) {
+    const auto t0 = Clock::now();
+    if (!fn()) return {-1, -1, -1};
+    ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
+  }
+  std::sort(ms.begin(), ms.end());
+  return {ms[ms.size() / 2], ms[ms.size() / 10], ms[ms.size() * 9 / 10]};
+}
+
+void row(const std::string& file, int w, int h, size_t bytes, const char* route, const Stats& s,
+         const char* note = "") {
+  std::printf("| %s | %dx%d | %zu | %s | %.3f | %.3f | %.3f | %s |\n", file.c_str(), w, h, bytes, route,
+              s.p50, s.p10, s.p90, note);
+  std::fflush(stdout);
+}
+
+std::vector<uint8_t> read_file(const char* path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), {}};
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int iters = 50, batch_iters = 30;
+  std::vector<const char*> files;
+  for (int i = 1; i < argc; ++i) {
+    if (!std::strcmp(argv[i], "--iters") && i + 1 < argc) iters = std::atoi(argv[++i]);
+    else if (!std::strcmp(argv[i], "--batch-iters") && i + 1 < argc) batch_iters = std::atoi(argv[++i]);
+    else files.push_back(argv[i]);
+  }
+  testing::HeadlessGl gl;
+  if (!gl.ok()) {
+    std::fprintf(stderr, "headless GL: %s\n", gl.error().c_str());
+    return 2;
+  }
+  std::printf("GL: %s\n", gl.renderer().c_str());
+  auto created = GpuJpegDecoder::create();
+  if (!created.ok()) {
+    std::fprintf(stderr, "GPU decoder: %s\n", created.error().message().c_str());
+    return 2;
+  }
+  auto& dec = **created;
+  std::printf("decoder: %s\n", dec.info_json().c_str());
+
+  nvjpegHandle_t nvj = nullptr;
+  nvjpegJpegState_t nvj_state = nullptr;
+  cudaStream_t stream = nullptr;
+  if (nvjpegCreateSimple(&nvj) != NVJPEG_STATUS_SUCCESS || nvjpegJpegStateCreate(nvj, &nvj_state) != NVJPEG_STATUS_SUCCESS ||
+      cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking) != cudaSuccess) {
+    std::fprintf(stderr, "nvJPEG baseline setup failed\n");
+    return 2;
+  }
+  tjhandle tj = tjInitDecompress();
+
+  std::printf("\n| file | size | bytes | route | p50 ms | p10 ms | p90 ms | note |\n|---|---|---|---|---|---|---|---|\n");
+  for (const char* path : files) {
+    const auto data = read_file(path);
+    std::string name = path;
+    name = name.substr(name.rfind('/') + 1);
+    int w = 0, h = 0, sub = 0, cs = 0;
+    if (tjDecompressHeader3(tj, data.data(), (unsigned long)data.size(), &w, &h, &sub, &cs) != 0) {
+      std::fprintf(stderr, "%s: not a JPEG\n", path);
+      continue;
+    }
+    const bool big = int64_t(w) * h > 4'000'000;
+    const int n = big ? iters : iters * 2;
+    std::vector<uint8_t> rgba(size_t(w) * h * 4);
+    row(name, w, h, data.size(), "cpu tjDecompress2 RGBA", time_it(big ? 15 : 30, 2, [&] {
+          return tjDecompress2(tj, data.data(), (unsigned long)data.size(), rgba.data(), w, w * 4, h, TJPF_RGBA, 0) == 0;
+        }));
+
+    void* rgbi = nullptr;
+    cudaMalloc(&rgbi, size_t(w) * h * 3);
+    nvjpegImage_t out{};
+    out.channel[0] = static_cast<unsigned char*>(rgbi);
+    out.pitch[0] = size_t(w) * 3;
+    row(name, w, h, data.size(), "nvjpegDecode RGBI (nvJPEG alone)", time_it(n, 5, [&] {
+          if (nvjpegDecode(nvj, nvj_state, data.data(), data.size(), NVJPEG_OUTPUT_RGBI, &out, stream) != NVJPEG_STATUS_SUCCESS)
+            return false;
+          return cudaStreamSynchronize(stream) == cudaSuccess;
+        }));
+    cudaFree(rgbi);
+
+    auto device_route = [&](GpuBackend b) {
+      GpuDecodeParams p;
+      p.backend = b;
+      return time_it(n, 5, [&] {
+        auto pic = dec.decode_to_device(data, p);
+        if (!pic.ok()) {
+          std::fprintf(stderr, "%s\n", pic.error().message().c_str());
+          return false;
+        }
+        return pic->plane(0).storage->wait_ready().ok();
+      });
+    };
+    row(name, w, h, data.size(), "pixpath decode_to_device RGBA (auto)", device_route(GpuBackend::Auto));
+    row(name, w, h, data.size(), "pixpath decode_to_device, HYBRID", device_route(GpuBackend::Hybrid));
+    row(name, w, h, data.size(), "pixpath decode_to_device, GPU_HYBRID", device_route(GpuBackend::GpuHybrid));
+
+    GLuint tex = testing::HeadlessGl::make_texture(w, h);
+    row(name, w, h, data.size(), "pixpath decode_to_texture + GL fence wait", time_it(n, 5, [&] {
+          auto r = dec.decode_to_texture(data, {}, {tex, w, h, 0, 0});
+          if (!r.ok()) {
+            std::fprintf(stderr, "%s\n", r.error().message().c_str());
+            return false;
+          }
+          return testing::HeadlessGl::fence_wait();
+        }));
+    row(name, w, h, data.size(), "pixpath decode_to_texture, host call only", time_it(n, 5, [&] {
+          return dec.decode_to_texture(data, {}, {tex, w, h, 0, 0}).ok();
+        }), "returns before the GPU is done");
+    dec.forget_texture(tex);
+    glDeleteTextures(1, &tex);
+
+    // 8 windows updating at once.
+    std::vector<GLuint> texs;
+    std::vector<GpuTextureJob> jobs;
+    for (int i = 0; i < 8; ++i) texs.push_back(testing::HeadlessGl::make_texture(w, h));
+    for (int i = 0; i < 8; ++i) jobs.push_back({data, {}, {texs[size_t(i)], w, h, 0, 0}});
+    auto batch = [&] {
+      for (auto& r : dec.decode_batch_to_textures(jobs))
+        if (!r.ok()) {
+          std::fprintf(stderr, "%s\n", r.error().message().c_str());
+          return false;
+        }
+      return true;
+    };
+    row(name, w, h, data.size(), "batch of 8 windows (hardware) + GL fence, per batch",
+        time_it(batch_iters, 3, [&] { return batch() && testing::HeadlessGl::fence_wait(); }));
+    {
+      const auto t0 = Clock::now();
+      bool ok = true;
+      for (int i = 0; i < batch_iters && ok; ++i) ok = batch();
+      ok = ok && testing::HeadlessGl::fence_wait();
+      const double s = std::chrono::duration<double>(Clock::now() - t0).count();
+      std::printf("| %s | %dx%d | %zu | batch of 8, back to back | aggregate %.0f frames/s | | | %d batches in %.3f s |\n",
+                  name.c_str(), w, h, data.size(), ok ? 8.0 * batch_iters / s : 0.0, batch_iters, s);
+    }
+    {
+      const auto t0 = Clock::now();
+      bool ok = true;
+      for (int i = 0; i < batch_iters && ok; ++i)
+        for (auto& j : jobs) ok = ok && dec.decode_to_texture(j.data, {}, j.target).ok();
+      ok = ok && testing::HeadlessGl::fence_wait();
+      const double s = std::chrono::duration<double>(Clock::now() - t0).count();
+      std::printf("| %s | %dx%d | %zu | 8 windows one by one (decoupled), back to back | aggregate %.0f frames/s | | | %d rounds in %.3f s |\n",
+                  name.c_str(), w, h, data.size(), ok ? 8.0 * batch_iters / s : 0.0, batch_iters, s);
+    }
+    for (auto t : texs) {
+      dec.forget_texture(t);
+      glDeleteTextures(1, &t);
+    }
+    std::fflush(stdout);
+  }
+  std::printf("\ndecoder after: %s\n", dec.info_json().c_str());
+  tjDestroy(tj);
+  nvjpegJpegStateDestroy(nvj_state);
+  nvjpegDestroy(nvj);
+  return 0;
+}

@@ -1,0 +1,509 @@
+// GPU JPEG decoding against libjpeg-turbo, on a machine with an NVIDIA GPU (label "gpu").
+// Without a GPU (or driver, or nvJPEG) every test skips, naming the reason.
+//
+// Tolerance (stated, and printed per case): the kernel reproduces libjpeg-turbo's fancy
+// upsampling and fixed-point colour conversion exactly, so the differences left come from the
+// IDCT (nvJPEG's vs libjpeg's ISLOW): per channel, mean |GPU - tjDecompress2| <= 0.6 and
+// max <= 8 levels (kMeanTolerance, kMaxTolerance).
+#include <cuda_runtime_api.h>
+#include <gtest/gtest.h>
+#include <jpeglib.h>
+#include <turbojpeg.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "pixpath/core/counters.h"
+#include "pixpath/cuda/gpu_jpeg.h"
+#if PIXPATH_TEST_GL
+#include "cuda/testing/headless_gl.h"
+#endif
+
+namespace pixpath::cuda {
+namespace {
+
+constexpr double kMeanTolerance = 0.6;
+constexpr int kMaxTolerance = 8;
+
+// Screen-like content: white page with rows of dark "glyphs", a navy terminal with yellow
+// text, a gradient window, a filled disc. Deterministic for a seed.
+std::vector<uint8_t> screen_like(int w, int h, unsigned seed) {
+  std::vector<uint8_t> rgb(size_t(w) * h * 3, 255);
+  std::mt19937 rng(seed);
+  auto put = [&](int x, int y, int r, int g, int b) {
+    if (x < 0 || y < 0 || x >= w || y >= h) return;
+    auto* p = &rgb[(size_t(y) * w + x) * 3];
+    p[0] = uint8_t(r), p[1] = uint8_t(g), p[2] = uint8_t(b);
+  };
+  const int split = w / 2;
+  for (int y = 0; y < h; ++y)
+    for (int x = split; x < w; ++x) put(x, y, 0, 0, 128);
+  for (int cy = 2; cy + 12 < h; cy += 14)
+    for (int cx = 2; cx + 7 < w; cx += 7) {
+      if (rng() % 5 == 0) continue;
+      const bool term = cx >= split;
+      for (int gy = 0; gy < 10; ++gy)
+        for (int gx = 0; gx < 5; ++gx)
+          if (rng() % 3 == 0) term ? put(cx + gx, cy + gy, 255, 255, 0) : put(cx + gx, cy + gy, 20, 20, 20);
+    }
+  for (int y = h / 3; y < h / 3 + h / 4; ++y)
+    for (int x = w / 5; x < w / 5 + w / 4; ++x) put(x, y, (x * 7) & 255, (y * 5) & 255, ((x + y) * 3) & 255);
+  const int r = std::min(w, h) / 6, ox = 3 * w / 4, oy = 2 * h / 3;
+  for (int y = oy - r; y <= oy + r; ++y)
+    for (int x = ox - r; x <= ox + r; ++x)
+      if ((x - ox) * (x - ox) + (y - oy) * (y - oy) <= r * r) put(x, y, 200, 30, 40);
+  return rgb;
+}
+
+struct EncodeOptions {
+  int h_samp = 2, v_samp = 2;  // of the luma component: 2x2 = 4:2:0, 2x1 = 4:2:2, 1x1 = 4:4:4
+  bool gray = false;
+  int quality = 75;
+  int restart_rows = 0;
+  bool progressive = false;
+};
+
+// libjpeg (the same library family as the reference decoder), to memory.
+std::vector<uint8_t> encode(const std::vector<uint8_t>& pixels, int w, int h, const EncodeOptions& o) {
+  jpeg_compress_struct c{};
+  jpeg_error_mgr err{};
+  c.err = jpeg_std_error(&err);
+  jpeg_create_compress(&c);
+  unsigned char* out = nullptr;
+  unsigned long out_size = 0;
+  jpeg_mem_dest(&c, &out, &out_size);
+  c.image_width = JDIMENSION(w);
+  c.image_height = JDIMENSION(h);
+  c.input_components = o.gray ? 1 : 3;
+  c.in_color_space = o.gray ? JCS_GRAYSCALE : JCS_RGB;
+  jpeg_set_defaults(&c);
+  jpeg_set_quality(&c, o.quality, TRUE);
+  if (!o.gray) {
+    c.comp_info[0].h_samp_factor = o.h_samp;
+    c.comp_info[0].v_samp_factor = o.v_samp;
+    c.comp_info[1].h_samp_factor = c.comp_info[1].v_samp_factor = 1;
+    c.comp_info[2].h_samp_factor = c.comp_info[2].v_samp_factor = 1;
+  }
+  c.restart_in_rows = o.restart_rows;
+  if (o.progressive) jpeg_simple_progression(&c);
+  jpeg_start_compress(&c, TRUE);
+  const int stride = w * c.input_components;
+  std::vector<uint8_t> gray_rows;
+  while (c.next_scanline < c.image_height) {
+    JSAMPROW row = const_cast<uint8_t*>(&pixels[size_t(c.next_scanline) * stride]);
+    jpeg_write_scanlines(&c, &row, 1);
+  }
+  jpeg_finish_compress(&c);
+  jpeg_destroy_compress(&c);
+  std::vector<uint8_t> v(out, out + out_size);
+  free(out);
+  return v;
+}
+
+std::vector<uint8_t> to_gray(const std::vector<uint8_t>& rgb) {
+  std::vector<uint8_t> g(rgb.size() / 3);
+  for (size_t i = 0; i < g.size(); ++i) g[i] = uint8_t((rgb[3 * i] + 2 * rgb[3 * i + 1] + rgb[3 * i + 2]) / 4);
+  return g;
+}
+
+// libjpeg-turbo's default decompression to RGBA (fancy upsampling, ISLOW IDCT).
+std::vector<uint8_t> reference_rgba(const std::vector<uint8_t>& jpeg, int w, int h) {
+  tjhandle t = tjInitDecompress();
+  std::vector<uint8_t> out(size_t(w) * h * 4);
+  const int rc = tjDecompress2(t, jpeg.data(), (unsigned long)jpeg.size(), out.data(), w, w * 4, h, TJPF_RGBA, 0);
+  EXPECT_EQ(rc, 0) << tjGetErrorStr2(t);
+  tjDestroy(t);
+  return out;
+}
+
+struct Diff {
+  double mean[4] = {};
+  int max[4] = {};
+  std::string str() const {
+    char b[160];
+    std::snprintf(b, sizeof b, "mean |d| R %.3f G %.3f B %.3f A %.3f, max R %d G %d B %d A %d", mean[0],
+                  mean[1], mean[2], mean[3], max[0], max[1], max[2], max[3]);
+    return b;
+  }
+  bool within() const {
+    for (int c = 0; c < 4; ++c)
+      if (mean[c] > kMeanTolerance || max[c] > kMaxTolerance) return false;
+    return true;
+  }
+};
+
+Diff diff(const uint8_t* a, size_t a_pitch, const uint8_t* b, size_t b_pitch, int w, int h) {
+  Diff d;
+  double sum[4] = {};
+  for (int y = 0; y < h; ++y)
+    for (int x = 0; x < w; ++x)
+      for (int c = 0; c < 4; ++c) {
+        const int v = std::abs(int(a[y * a_pitch + x * 4 + c]) - int(b[y * b_pitch + x * 4 + c]));
+        sum[c] += v;
+        d.max[c] = std::max(d.max[c], v);
+      }
+  for (int c = 0; c < 4; ++c) d.mean[c] = sum[c] / (double(w) * h);
+  return d;
+}
+
+class GpuJpegTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    auto d = GpuJpegDecoder::create();
+    if (d.ok()) {
+      decoder_ = std::move(d).value().release();
+      std::printf("GPU decoder: %s\n", decoder_->info_json().c_str());
+    } else {
+      skip_reason_ = new std::string(d.error().message());
+    }
+  }
+  void SetUp() override {
+    if (!decoder_) GTEST_SKIP() << "no GPU decoder here: " << *skip_reason_;
+  }
+  const GpuJpegDecoder& dec() const { return *decoder_; }
+
+  // GPU (host output) vs tjDecompress2 for one encoded picture.
+  void check(const std::string& name, const std::vector<uint8_t>& jpeg, int w, int h,
+             GpuBackend backend = GpuBackend::Auto) {
+    SCOPED_TRACE(name);
+    GpuDecodeParams p;
+    p.backend = backend;
+    auto r = dec().decode_to_host(jpeg, p);
+    ASSERT_TRUE(r.ok()) << r.error().message();
+    ASSERT_EQ(r->picture.width(), w);
+    ASSERT_EQ(r->picture.height(), h);
+    auto view = r->picture.read();
+    ASSERT_TRUE(view.ok());
+    const auto ref = reference_rgba(jpeg, w, h);
+    const auto d = diff(view->plane(0).data, view->plane(0).stride, ref.data(), size_t(w) * 4, w, h);
+    std::printf("  %-40s %5dx%-5d %-10s %s\n", name.c_str(), w, h, std::string(to_string(backend)).c_str(),
+                d.str().c_str());
+    EXPECT_TRUE(d.within()) << d.str();
+  }
+
+  static inline GpuJpegDecoder* decoder_ = nullptr;
+  static inline std::string* skip_reason_ = nullptr;
+};
+
+TEST_F(GpuJpegTest, MatchesLibjpegTurboAcrossSubsamplingsAndSizes) {
+  struct Case {
+    const char* name;
+    EncodeOptions o;
+  };
+  const Case cases[] = {{"4:2:0", {2, 2}}, {"4:2:2", {2, 1}}, {"4:4:4", {1, 1}}, {"4:4:0", {1, 2}},
+                        {"gray", {1, 1, true}}};
+  const int sizes[][2] = {{1920, 1080}, {641, 479}, {33, 17}, {1, 1}, {17, 2}};
+  for (const auto& c : cases)
+    for (const auto& s : sizes) {
+      auto rgb = screen_like(s[0], s[1], 7);
+      const auto px = c.o.gray ? to_gray(rgb) : rgb;
+      check(std::string(c.name) + " baseline q75", encode(px, s[0], s[1], c.o), s[0], s[1]);
+    }
+}
+
+TEST_F(GpuJpegTest, BothDecoupledBackendsMatch) {
+  auto rgb = screen_like(1279, 721, 3);
+  const auto jpeg = encode(rgb, 1279, 721, {2, 2, false, 50});
+  check("4:2:0 q50", jpeg, 1279, 721, GpuBackend::Hybrid);
+  check("4:2:0 q50", jpeg, 1279, 721, GpuBackend::GpuHybrid);
+  const auto jpeg444 = encode(rgb, 1279, 721, {1, 1, false, 90});
+  check("4:4:4 q90", jpeg444, 1279, 721, GpuBackend::Hybrid);
+  check("4:4:4 q90", jpeg444, 1279, 721, GpuBackend::GpuHybrid);
+}
+
+TEST_F(GpuJpegTest, RestartIntervalsAndProgressive) {
+  auto rgb = screen_like(1920, 1080, 11);
+  EncodeOptions rst{2, 2, false, 70, 2};
+  check("4:2:0 q70 restart every 2 MCU rows", encode(rgb, 1920, 1080, rst), 1920, 1080);
+  EncodeOptions prog{2, 2, false, 75, 0, true};
+  check("4:2:0 progressive (auto)", encode(rgb, 1920, 1080, prog), 1920, 1080);
+  check("4:2:0 progressive (asked gpu_hybrid)", encode(rgb, 1920, 1080, prog), 1920, 1080, GpuBackend::GpuHybrid);
+  auto small = screen_like(301, 199, 12);
+  EncodeOptions prog444{1, 1, false, 90, 0, true};
+  check("4:4:4 progressive", encode(small, 301, 199, prog444), 301, 199);
+}
+
+TEST_F(GpuJpegTest, JpegaMergesAlpha) {
+  const int w = 637, h = 411;
+  auto rgb = screen_like(w, h, 5);
+  std::vector<uint8_t> alpha(size_t(w) * h);
+  for (int y = 0; y < h; ++y)
+    for (int x = 0; x < w; ++x) alpha[size_t(y) * w + x] = uint8_t((x * 255) / (w - 1));
+  auto color = encode(rgb, w, h, {2, 2, false, 80});
+  auto ajpeg = encode(alpha, w, h, {1, 1, true, 90});
+  std::vector<uint8_t> data = color;
+  data.insert(data.end(), ajpeg.begin(), ajpeg.end());
+  GpuDecodeParams p;
+  p.alpha_offset = int64_t(color.size());
+  auto r = dec().decode_to_host(data, p);
+  ASSERT_TRUE(r.ok()) << r.error().message();
+  auto view = r->picture.read();
+  ASSERT_TRUE(view.ok());
+  auto ref = reference_rgba(color, w, h);
+  auto aref = reference_rgba(ajpeg, w, h);  // gray -> R = G = B = alpha
+  for (size_t i = 0; i < ref.size(); i += 4) ref[i + 3] = aref[i];
+  const auto d = diff(view->plane(0).data, view->plane(0).stride, ref.data(), size_t(w) * 4, w, h);
+  std::printf("  jpega 4:2:0 + gray alpha %dx%d: %s\n", w, h, d.str().c_str());
+  EXPECT_TRUE(d.within()) << d.str();
+  auto info = dec().inspect(data, p);
+  ASSERT_TRUE(info.ok());
+  EXPECT_TRUE(info->has_alpha);
+
+  p.alpha_offset = int64_t(data.size() + 5);
+  auto bad = dec().decode_to_host(data, p);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().subject(), "jpeg");
+}
+
+TEST_F(GpuJpegTest, DeviceOutputEqualsHostOutput) {
+  auto rgb = screen_like(1001, 555, 9);
+  const auto jpeg = encode(rgb, 1001, 555, {2, 2, false, 60});
+  auto pic = dec().decode_to_device(jpeg, {});
+  ASSERT_TRUE(pic.ok()) << pic.error().message();
+  EXPECT_EQ(pic->location().kind, MemoryKind::CudaDevice);
+  EXPECT_EQ(pic->format(), PixelFormat::RGBA);
+  auto sync = pic->plane(0).storage->sync_point();
+  ASSERT_TRUE(sync);
+  ASSERT_TRUE(sync->wait_host().ok());
+  std::vector<uint8_t> px(size_t(1001) * 555 * 4);
+  ASSERT_EQ(cudaMemcpy2D(px.data(), 1001 * 4, pic->plane(0).storage->data(), pic->plane(0).stride, 1001 * 4,
+                         555, cudaMemcpyDeviceToHost),
+            cudaSuccess);
+  auto host = dec().decode_to_host(jpeg, {});
+  ASSERT_TRUE(host.ok());
+  auto v = host->picture.read();
+  const auto d = diff(px.data(), 1001 * 4, v->plane(0).data, v->plane(0).stride, 1001, 555);
+  EXPECT_EQ(d.max[0] + d.max[1] + d.max[2] + d.max[3], 0) << d.str();
+  // The CUDA copier (make_writable of a shared CUDA picture copies on the device).
+  Picture shared = *pic;
+  auto copy = std::move(shared).make_writable();
+  ASSERT_TRUE(copy.ok()) << copy.error().message();
+  EXPECT_EQ(copy->location().kind, MemoryKind::CudaDevice);
+  EXPECT_NE(copy->plane(0).storage->data(), pic->plane(0).storage->data());
+}
+
+TEST_F(GpuJpegTest, TenThousandDecodesKeepDeviceMemoryFlat) {
+  auto rgb = screen_like(640, 480, 21);
+  const auto jpeg = encode(rgb, 640, 480, {2, 2, false, 75});
+  auto run = [&](int n) {
+    for (int i = 0; i < n; ++i) {
+      auto pic = dec().decode_to_device(jpeg, {});
+      ASSERT_TRUE(pic.ok()) << pic.error().message();
+      if (i % 64 == 0) {
+        ASSERT_TRUE(pic->plane(0).storage->wait_ready().ok());
+      }
+    }
+    ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  };
+  run(200);
+  size_t free0 = 0, free1 = 0, total = 0;
+  ASSERT_EQ(cudaMemGetInfo(&free0, &total), cudaSuccess);
+  const auto before = counters();
+  run(10000);
+  ASSERT_EQ(cudaMemGetInfo(&free1, &total), cudaSuccess);
+  const auto after = counters();
+  const double grew_mib = (double(free0) - double(free1)) / (1 << 20);
+  std::printf("  10000 decodes: device free %zu -> %zu bytes (grew %.2f MiB); live CUDA storages %lld -> %lld\n",
+              free0, free1, grew_mib, (long long)before.of(MemoryKind::CudaDevice).live_storages,
+              (long long)after.of(MemoryKind::CudaDevice).live_storages);
+  EXPECT_LE(grew_mib, 8.0);
+  EXPECT_EQ(after.of(MemoryKind::CudaDevice).live_storages, before.of(MemoryKind::CudaDevice).live_storages);
+}
+
+TEST_F(GpuJpegTest, ForcedGpuErrorFallsBackToCpu) {
+  auto rgb = screen_like(320, 200, 4);
+  const auto jpeg = encode(rgb, 320, 200, {2, 2, false, 75});
+  setenv("PIXPATH_CUDA_INJECT_FAILURE", "decode", 1);
+  auto host = dec().decode_to_host(jpeg, {});
+  unsetenv("PIXPATH_CUDA_INJECT_FAILURE");
+  ASSERT_FALSE(host.ok());
+  EXPECT_EQ(host.error().subject(), "jpeg");
+  EXPECT_EQ(host.error().stage(), "gpu decode");
+  std::printf("  forced failure: %s\n", host.error().message().c_str());
+  // The caller's fallback: this one picture on the CPU.
+  EXPECT_EQ(reference_rgba(jpeg, 320, 200).size(), size_t(320) * 200 * 4);
+
+  setenv("PIXPATH_CUDA_INJECT_FAILURE", "convert", 1);
+  auto dev = dec().decode_to_device(jpeg, {});
+  unsetenv("PIXPATH_CUDA_INJECT_FAILURE");
+  ASSERT_FALSE(dev.ok());
+  EXPECT_EQ(dev.error().stage(), "gpu convert");
+  // The decoder is still usable for the next picture.
+  auto next = dec().decode_to_host(jpeg, {});
+  ASSERT_TRUE(next.ok()) << next.error().message();
+  auto next_dev = dec().decode_to_device(jpeg, {});
+  ASSERT_TRUE(next_dev.ok()) << next_dev.error().message();
+}
+
+TEST_F(GpuJpegTest, CorruptJpegsGiveClearErrors) {
+  auto rgb = screen_like(320, 200, 4);
+  const auto jpeg = encode(rgb, 320, 200, {2, 2, false, 75});
+  std::vector<uint8_t> garbage(5000);
+  std::mt19937 rng(1);
+  for (auto& b : garbage) b = uint8_t(rng());
+  auto g = dec().decode_to_host(garbage, {});
+  ASSERT_FALSE(g.ok());
+  EXPECT_EQ(g.error().subject(), "jpeg");
+  EXPECT_EQ(g.error().stage(), "gpu parse");
+  std::printf("  garbage: %s\n", g.error().message().c_str());
+
+  std::vector<uint8_t> header_only(jpeg.begin(), jpeg.begin() + 100);
+  auto h = dec().decode_to_device(header_only, {});
+  ASSERT_FALSE(h.ok());
+  EXPECT_EQ(h.error().subject(), "jpeg");
+  std::printf("  100-byte prefix: %s\n", h.error().message().c_str());
+
+  std::vector<uint8_t> half(jpeg.begin(), jpeg.begin() + long(jpeg.size() / 2));
+  auto t = dec().decode_to_host(half, {});
+  std::printf("  truncated at half: %s\n", t.ok() ? "decoded (nvJPEG fills the rest)" : t.error().message().c_str());
+
+  std::vector<uint8_t> flipped = jpeg;
+  for (size_t i = flipped.size() / 2; i < flipped.size() / 2 + 64; ++i) flipped[i] ^= 0x5a;
+  auto f = dec().decode_to_host(flipped, {});
+  std::printf("  64 bytes scrambled mid-scan: %s\n", f.ok() ? "decoded (damaged pixels)" : f.error().message().c_str());
+
+  GpuDecodeParams small;
+  small.limits.max_width = 100;
+  auto l = dec().decode_to_host(jpeg, small);
+  ASSERT_FALSE(l.ok());
+  EXPECT_EQ(l.error().code(), ErrorCode::LimitExceeded);
+  GpuDecodeParams wrong;
+  wrong.width = 321;
+  wrong.height = 200;
+  EXPECT_FALSE(dec().decode_to_host(jpeg, wrong).ok());
+
+  auto ok = dec().decode_to_host(jpeg, {});
+  ASSERT_TRUE(ok.ok()) << ok.error().message();
+}
+
+TEST_F(GpuJpegTest, DeviceSelection) {
+  GpuDecoderOptions o;
+  o.device = "cuda:0";
+  o.self_test = false;
+  EXPECT_TRUE(GpuJpegDecoder::create(o).ok());
+  o.device = "H";  // a substring of every NVIDIA datacenter name we run on (H100, H200...)
+  auto byname = GpuJpegDecoder::create(o);
+  std::printf("  by name 'H': %s\n", byname.ok() ? "ok" : byname.error().message().c_str());
+  o.device = "99";
+  auto bad = GpuJpegDecoder::create(o);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().code(), ErrorCode::InvalidArgument);
+  auto info = gpu_info_json();
+  ASSERT_TRUE(info.ok());
+  std::printf("  gpu_info_json: %s\n", info->c_str());
+  const auto pos = info->find("\"pci_bus_id\":\"");
+  ASSERT_NE(pos, std::string::npos);
+  const auto end = info->find('"', pos + 14);
+  o.device = info->substr(pos + 14, end - pos - 14);
+  auto bypci = GpuJpegDecoder::create(o);
+  EXPECT_TRUE(bypci.ok()) << o.device << ": " << (bypci.ok() ? "" : bypci.error().message());
+}
+
+#if PIXPATH_TEST_GL
+class GpuJpegGlTest : public GpuJpegTest {
+ protected:
+  void SetUp() override {
+    GpuJpegTest::SetUp();
+    if (IsSkipped()) return;
+    gl_ = std::make_unique<testing::HeadlessGl>();
+    if (!gl_->ok()) GTEST_SKIP() << "no headless GL: " << gl_->error();
+  }
+  void TearDown() override { gl_.reset(); }
+  std::unique_ptr<testing::HeadlessGl> gl_;
+};
+
+TEST_F(GpuJpegGlTest, TextureReadbackEqualsCudaOutput) {
+  std::printf("  GL: %s\n", gl_->renderer().c_str());
+  const int tw = 2000, th = 1200, w = 641, h = 479, x0 = 100, y0 = 50;
+  GLuint tex = testing::HeadlessGl::make_texture(tw, th);
+  testing::HeadlessGl::fill_texture(tex, tw, th, 0x7f);
+  auto rgb = screen_like(w, h, 13);
+  const auto jpeg = encode(rgb, w, h, {2, 2, false, 70});
+  auto r = dec().decode_to_texture(jpeg, {}, {tex, tw, th, x0, y0});
+  ASSERT_TRUE(r.ok()) << r.error().message();
+  const auto px = testing::HeadlessGl::read_texture(tex, tw, th);
+  auto host = dec().decode_to_host(jpeg, {});
+  ASSERT_TRUE(host.ok());
+  auto v = host->picture.read();
+  const auto d = diff(px.data() + (size_t(y0) * tw + x0) * 4, size_t(tw) * 4, v->plane(0).data, v->plane(0).stride, w, h);
+  EXPECT_EQ(d.max[0] + d.max[1] + d.max[2] + d.max[3], 0) << d.str();
+  size_t untouched_wrong = 0;
+  for (int y = 0; y < th; ++y)
+    for (int x = 0; x < tw; ++x)
+      if (x < x0 || y < y0 || x >= x0 + w || y >= y0 + h)
+        for (int c = 0; c < 4; ++c) untouched_wrong += px[(size_t(y) * tw + x) * 4 + c] != 0x7f;
+  EXPECT_EQ(untouched_wrong, 0u);
+  // Does not fit: a clear error, texture still usable.
+  auto nofit = dec().decode_to_texture(jpeg, {}, {tex, tw, th, tw - 10, 0});
+  ASSERT_FALSE(nofit.ok());
+  EXPECT_EQ(nofit.error().code(), ErrorCode::OutOfRange);
+  setenv("PIXPATH_CUDA_INJECT_FAILURE", "texture", 1);
+  auto forced = dec().decode_to_texture(jpeg, {}, {tex, tw, th, 0, 0});
+  unsetenv("PIXPATH_CUDA_INJECT_FAILURE");
+  ASSERT_FALSE(forced.ok());
+  EXPECT_EQ(forced.error().stage(), "gpu texture");
+  ASSERT_TRUE(dec().decode_to_texture(jpeg, {}, {tex, tw, th, 0, 0}).ok());
+  dec().forget_texture(tex);
+  glDeleteTextures(1, &tex);
+}
+
+TEST_F(GpuJpegGlTest, TwoWindowsOnOneContext) {
+  const int w = 800, h = 600;
+  GLuint a = testing::HeadlessGl::make_texture(w, h), b = testing::HeadlessGl::make_texture(w, h);
+  const auto ja = encode(screen_like(w, h, 1), w, h, {2, 2, false, 70});
+  const auto jb = encode(screen_like(w, h, 2), w, h, {1, 1, false, 90});
+  for (int i = 0; i < 20; ++i) {
+    ASSERT_TRUE(dec().decode_to_texture(ja, {}, {a, w, h, 0, 0}).ok());
+    ASSERT_TRUE(dec().decode_to_texture(jb, {}, {b, w, h, 0, 0}).ok());
+  }
+  for (auto [tex, jpeg] : {std::pair{a, &ja}, std::pair{b, &jb}}) {
+    const auto px = testing::HeadlessGl::read_texture(tex, w, h);
+    auto host = dec().decode_to_host(*jpeg, {});
+    ASSERT_TRUE(host.ok());
+    auto v = host->picture.read();
+    const auto d = diff(px.data(), size_t(w) * 4, v->plane(0).data, v->plane(0).stride, w, h);
+    EXPECT_EQ(d.max[0] + d.max[1] + d.max[2] + d.max[3], 0) << d.str();
+  }
+  dec().forget_texture(a);
+  dec().forget_texture(b);
+  glDeleteTextures(1, &a);
+  glDeleteTextures(1, &b);
+}
+
+TEST_F(GpuJpegGlTest, BatchOfEightWindows) {
+  const int w = 1280, h = 720;
+  std::vector<GLuint> tex;
+  std::vector<std::vector<uint8_t>> jpegs;
+  std::vector<GpuTextureJob> jobs;
+  for (int i = 0; i < 8; ++i) {
+    tex.push_back(testing::HeadlessGl::make_texture(w, h));
+    jpegs.push_back(encode(screen_like(w, h, 100 + unsigned(i)), w, h, {2, 2, false, 50}));
+  }
+  for (int i = 0; i < 8; ++i) jobs.push_back({jpegs[size_t(i)], {}, {tex[size_t(i)], w, h, 0, 0}});
+  for (int round = 0; round < 3; ++round) {
+    auto results = dec().decode_batch_to_textures(jobs);
+    ASSERT_EQ(results.size(), 8u);
+    for (auto& r : results) ASSERT_TRUE(r.ok()) << r.error().message();
+  }
+  for (int i = 0; i < 8; ++i) {
+    const auto px = testing::HeadlessGl::read_texture(tex[size_t(i)], w, h);
+    const auto ref = reference_rgba(jpegs[size_t(i)], w, h);
+    const auto d = diff(px.data(), size_t(w) * 4, ref.data(), size_t(w) * 4, w, h);
+    std::printf("  batch window %d vs libjpeg-turbo: %s\n", i, d.str().c_str());
+    EXPECT_TRUE(d.within()) << d.str();
+  }
+  std::printf("  after batches: %s\n", dec().info_json().c_str());
+  for (auto t : tex) {
+    dec().forget_texture(t);
+    glDeleteTextures(1, &t);
+  }
+}
+#endif
+
+}  // namespace
+}  // namespace pixpath::cuda

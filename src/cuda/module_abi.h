@@ -1,0 +1,103 @@
+// The boundary between libpixpath_cuda.so (the GPU module) and the loader that dlopens it
+// (src/cuda_loader). Private to pixpath: both sides are built from the same tree by the same
+// compiler, so C++ types cross it; no CUDA or GL type does (handles are void*).
+//
+// The module links no pixpath library (its link uses -Wl,--no-undefined to prove it): it may
+// use only the header-inline parts of pixpath/core/result.h. Pictures, storages and sync
+// points are built by the loader around what the engine returns, so process-wide state
+// (counters, storage ids, copier registry) exists once, in the program.
+//
+// Lifetime: the module is never unloaded; an Engine lives as long as the last shared_ptr to it
+// (decoders, and the release actions of pictures it produced).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "pixpath/core/result.h"
+
+namespace pixpath::cuda::abi {
+
+inline constexpr int kAbiVersion = 1;
+inline constexpr const char* kEntryPoint = "pixpath_cuda_module_v1";
+
+struct EngineOptions {
+  std::string device;
+  bool self_test = true;
+  int self_test_decodes = 32;
+};
+
+struct DecodeRequest {
+  const uint8_t* data = nullptr;
+  size_t size = 0;
+  int64_t alpha_offset = -1;  // jpega; -1 = none
+  int width = 0, height = 0;  // expected; 0 = any
+  int backend = 0;            // GpuBackend
+  int max_width = 0, max_height = 0;
+  uint64_t max_pixels = 0;
+};
+
+struct ImageHeader {
+  int width = 0, height = 0;
+  int components = 0;
+  bool has_alpha = false;
+  std::string detail;  // "baseline 4:2:0", "progressive gray", ...
+};
+
+struct DeviceImage {
+  void* ptr = nullptr;  // RGBA, `pitch` bytes per row, `bytes` in all
+  size_t pitch = 0, bytes = 0;
+  int width = 0, height = 0;
+  void* event = nullptr;   // cudaEvent_t recorded after the write (owned by the engine's pool)
+  void* stream = nullptr;  // cudaStream_t the write was queued on
+  int device = 0;
+  const void* context = nullptr;  // CUcontext (the device's primary context)
+};
+
+struct TextureTarget {
+  uint32_t texture = 0;
+  int texture_width = 0, texture_height = 0;
+  int x = 0, y = 0;
+};
+
+class Engine {
+ public:
+  virtual ~Engine() = default;
+  virtual Result<ImageHeader> inspect(const DecodeRequest& request) = 0;
+  virtual Result<DeviceImage> decode_to_device(const DecodeRequest& request) = 0;
+  // dst: host memory, width x height RGBA (the size inspect() gave), `pitch` bytes per row.
+  virtual Result<void> decode_to_host(const DecodeRequest& request, uint8_t* dst, size_t pitch,
+                                      int width, int height) = 0;
+  virtual Result<void> decode_to_texture(const DecodeRequest& request,
+                                         const TextureTarget& target) = 0;
+  virtual std::vector<Result<void>> decode_batch_to_textures(const DecodeRequest* requests,
+                                                             const TextureTarget* targets,
+                                                             size_t count) = 0;
+  virtual void forget_texture(uint32_t texture) = 0;
+
+  // Release of a DeviceImage's memory (stream-ordered after its write, any thread).
+  virtual void release_device(void* ptr, void* stream) = 0;
+  virtual Result<void> wait_event(void* event) = 0;
+  virtual void recycle_event(void* event) = 0;
+  // For the CUDA MemoryKindCopier: plain pool memory and a 2-D device copy (synchronous).
+  virtual Result<void*> allocate_device(size_t bytes) = 0;
+  virtual Result<void> copy_device_2d(void* dst, size_t dst_pitch, const void* src,
+                                      size_t src_pitch, size_t row_bytes, int rows) = 0;
+
+  virtual int device() const = 0;
+  virtual const void* context() const = 0;
+  virtual std::string info_json() = 0;
+};
+
+struct ModuleEntry {
+  int abi_version = kAbiVersion;
+  Result<std::shared_ptr<Engine>> (*create)(const EngineOptions& options) = nullptr;
+  Result<std::string> (*describe_devices)() = nullptr;  // JSON
+};
+
+}  // namespace pixpath::cuda::abi
+
+extern "C" const pixpath::cuda::abi::ModuleEntry* pixpath_cuda_module_v1();

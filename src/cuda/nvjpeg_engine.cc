@@ -1,0 +1,1181 @@
+// libpixpath_cuda.so: the nvJPEG engine behind pixpath::cuda::GpuJpegDecoder.
+//
+// Per device, made once and shared by every engine (window) on it: DeviceState holds the
+// primary CUDA context, a stream-ordered memory pool (kept reserved: device memory stays flat),
+// the nvJPEG handle with stream-ordered allocators and two decoders (HYBRID: Huffman on the CPU;
+// GPU_HYBRID: Huffman on the GPU), a handle for the HARDWARE engines (batched API) where the
+// GPU has them, the GL texture registrations, a pool of CUDA events, and a pool of decode
+// slots. A slot is what one decoding thread needs: a stream, a JPEG state per decoder, two
+// pinned buffers and JPEG streams used in turn (the host phase of picture N+1 may run while the
+// transfer of picture N is still queued), device buffers and grow-only plane buffers.
+//
+// One picture: nvjpegJpegStreamParse -> nvjpegDecodeJpegHost -> ...TransferToDevice ->
+// ...DecodeJpegDevice into planar YCbCr at the JPEG's own chroma resolution, then one kernel
+// (ycc_to_rgba.cu) upsamples, converts, merges the jpega alpha and writes RGBA into pool
+// memory, a scratch buffer for host readback, or a GL texture through a surface object.
+#include <cuda.h>
+#include <cuda_runtime_api.h>
+#include <nvjpeg.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cctype>
+#include <cmath>
+#include <functional>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "cuda/module_abi.h"
+#include "selftest_jpeg.h"
+#include "ycc_to_rgba.h"
+
+// CUDA-GL interop without GL headers (GLuint and GLenum are unsigned int): the module never
+// links GL; the GL context is the caller's, current on the calling thread.
+extern "C" cudaError_t CUDARTAPI cudaGraphicsGLRegisterImage(cudaGraphicsResource** resource,
+                                                             unsigned int image,
+                                                             unsigned int target,
+                                                             unsigned int flags);
+
+namespace pixpath::cuda {
+namespace {
+
+constexpr unsigned int kGlTexture2D = 0x0DE1;
+constexpr int kBackendAuto = 0, kBackendHybrid = 1, kBackendGpuHybrid = 2, kBackendHardware = 3;
+
+// Backend routing for one picture (decoupled API), from the H200 measurement in
+// docs/performance.md ("GPU decode", backend routing table): below this many pixels HYBRID
+// (Huffman on the CPU) is at least as fast as GPU_HYBRID; above it GPU_HYBRID. Several
+// pictures in flight go to the HARDWARE engines as a batch (decode_batch_to_textures).
+constexpr int64_t kHybridBelowPixels = 1'000'000;
+
+// ---------------------------------------------------------------------------------------------
+// Errors
+
+Error gpu_error(ErrorCode code, std::string stage, std::string reason) {
+  return Error(code, "jpeg", std::move(stage), std::move(reason));
+}
+
+const char* nvjpeg_status_name(nvjpegStatus_t s) {
+  switch (s) {
+    case NVJPEG_STATUS_SUCCESS: return "NVJPEG_STATUS_SUCCESS";
+    case NVJPEG_STATUS_NOT_INITIALIZED: return "NVJPEG_STATUS_NOT_INITIALIZED";
+    case NVJPEG_STATUS_INVALID_PARAMETER: return "NVJPEG_STATUS_INVALID_PARAMETER";
+    case NVJPEG_STATUS_BAD_JPEG: return "NVJPEG_STATUS_BAD_JPEG";
+    case NVJPEG_STATUS_JPEG_NOT_SUPPORTED: return "NVJPEG_STATUS_JPEG_NOT_SUPPORTED";
+    case NVJPEG_STATUS_ALLOCATOR_FAILURE: return "NVJPEG_STATUS_ALLOCATOR_FAILURE";
+    case NVJPEG_STATUS_EXECUTION_FAILED: return "NVJPEG_STATUS_EXECUTION_FAILED";
+    case NVJPEG_STATUS_ARCH_MISMATCH: return "NVJPEG_STATUS_ARCH_MISMATCH";
+    case NVJPEG_STATUS_INTERNAL_ERROR: return "NVJPEG_STATUS_INTERNAL_ERROR";
+    case NVJPEG_STATUS_IMPLEMENTATION_NOT_SUPPORTED: return "NVJPEG_STATUS_IMPLEMENTATION_NOT_SUPPORTED";
+    case NVJPEG_STATUS_INCOMPLETE_BITSTREAM: return "NVJPEG_STATUS_INCOMPLETE_BITSTREAM";
+  }
+  return "NVJPEG_STATUS_?";
+}
+
+Error nvjpeg_error(const std::string& stage, const char* call, nvjpegStatus_t s) {
+  ErrorCode code = ErrorCode::Internal;
+  switch (s) {
+    case NVJPEG_STATUS_BAD_JPEG: code = ErrorCode::CorruptData; break;
+    case NVJPEG_STATUS_INCOMPLETE_BITSTREAM: code = ErrorCode::Truncated; break;
+    case NVJPEG_STATUS_JPEG_NOT_SUPPORTED:
+    case NVJPEG_STATUS_IMPLEMENTATION_NOT_SUPPORTED:
+    case NVJPEG_STATUS_ARCH_MISMATCH: code = ErrorCode::Unsupported; break;
+    case NVJPEG_STATUS_ALLOCATOR_FAILURE: code = ErrorCode::OutOfMemory; break;
+    default: break;
+  }
+  std::string reason = std::string(call) + " failed: " + nvjpeg_status_name(s);
+  if (s == NVJPEG_STATUS_BAD_JPEG) reason += " (corrupt or not a JPEG)";
+  if (s == NVJPEG_STATUS_INCOMPLETE_BITSTREAM) reason += " (data ends early)";
+  return gpu_error(code, stage, reason);
+}
+
+Error cuda_error(const std::string& stage, const char* call, cudaError_t e) {
+  const ErrorCode code = e == cudaErrorMemoryAllocation ? ErrorCode::OutOfMemory
+                         : (e == cudaErrorNoDevice || e == cudaErrorInsufficientDriver)
+                             ? ErrorCode::Unavailable
+                             : ErrorCode::Internal;
+  return gpu_error(code, stage,
+                   std::string(call) + " failed: " + cudaGetErrorName(e) + " (" +
+                       cudaGetErrorString(e) + ")");
+}
+
+#define NVJ_TRY(stage, expr)                                           \
+  do {                                                                 \
+    const nvjpegStatus_t pp_s_ = (expr);                               \
+    if (pp_s_ != NVJPEG_STATUS_SUCCESS) return nvjpeg_error(stage, #expr, pp_s_); \
+  } while (0)
+#define CUDA_TRY(stage, expr)                                          \
+  do {                                                                 \
+    const cudaError_t pp_e_ = (expr);                                  \
+    if (pp_e_ != cudaSuccess) return cuda_error(stage, #expr, pp_e_);  \
+  } while (0)
+
+// A test hook: PIXPATH_CUDA_INJECT_FAILURE=<stage> makes that stage fail ("decode", "convert",
+// "texture"), to exercise the caller's CPU fallback.
+bool inject_failure(const char* stage) {
+  const char* v = std::getenv("PIXPATH_CUDA_INJECT_FAILURE");
+  return v && std::strcmp(v, stage) == 0;
+}
+
+std::string json_escape(const std::string& s) {
+  std::string o;
+  for (char c : s) {
+    if (c == '"' || c == '\\') o += '\\';
+    if (static_cast<unsigned char>(c) < 0x20) continue;
+    o += c;
+  }
+  return o;
+}
+
+size_t align_up(size_t v, size_t a) { return (v + a - 1) / a * a; }
+
+// ---------------------------------------------------------------------------------------------
+// Driver facts
+
+struct DriverFacts {
+  std::string nvidia_version;  // "580.159.03", "" when unknown
+  int nvidia_major = -1;
+  int cuda_driver_version = 0;  // e.g. 13000
+  int nvjpeg_major = 0, nvjpeg_minor = 0, nvjpeg_patch = 0;
+  // The nvjpegDecode leak tied to the CUDA context (gpu-path.md): fixed in the Linux 525
+  // series (522.6 on Windows). "known_bad" forces a longer self-test; "unknown" forces one.
+  std::string leak_status;
+};
+
+DriverFacts read_driver_facts() {
+  DriverFacts f;
+  std::ifstream in("/proc/driver/nvidia/version");
+  std::string line;
+  if (in && std::getline(in, line)) {
+    const auto pos = line.find("Kernel Module");
+    if (pos != std::string::npos) {
+      std::istringstream ss(line.substr(pos + 13));
+      ss >> f.nvidia_version;
+      f.nvidia_major = std::atoi(f.nvidia_version.c_str());
+    }
+  }
+  (void)cudaDriverGetVersion(&f.cuda_driver_version);
+  (void)nvjpegGetProperty(MAJOR_VERSION, &f.nvjpeg_major);
+  (void)nvjpegGetProperty(MINOR_VERSION, &f.nvjpeg_minor);
+  (void)nvjpegGetProperty(PATCH_LEVEL, &f.nvjpeg_patch);
+  if (f.nvidia_major <= 0)
+    f.leak_status = "unknown driver version: self-test decides";
+  else if (f.nvidia_major < 525)
+    f.leak_status = "driver before 525: nvjpegDecode leak known; extended self-test";
+  else
+    f.leak_status = "driver 525 or newer: nvjpegDecode leak fixed";
+  return f;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Stream-ordered allocators for nvJPEG (nvjpegCreateExV2): device memory from the device's
+// pool, pinned memory from cudaHostAlloc (kept by nvJPEG, padded to avoid reallocation).
+
+int pool_malloc(void* ctx, void** ptr, size_t size, cudaStream_t stream) {
+  return cudaMallocFromPoolAsync(ptr, size, static_cast<cudaMemPool_t>(ctx), stream) == cudaSuccess ? 0 : 1;
+}
+int pool_free(void*, void* ptr, size_t, cudaStream_t stream) {
+  return cudaFreeAsync(ptr, stream) == cudaSuccess ? 0 : 1;
+}
+int pinned_malloc(void*, void** ptr, size_t size, cudaStream_t) {
+  return cudaHostAlloc(ptr, size, cudaHostAllocDefault) == cudaSuccess ? 0 : 1;
+}
+int pinned_free(void*, void* ptr, size_t, cudaStream_t) {
+  return cudaFreeHost(ptr) == cudaSuccess ? 0 : 1;
+}
+
+// A grow-only device buffer in the pool, stream-ordered on its owner's stream.
+struct DeviceBuffer {
+  void* ptr = nullptr;
+  size_t size = 0;
+  Result<void> reserve(size_t bytes, cudaMemPool_t pool, cudaStream_t stream) {
+    if (bytes <= size) return ok();
+    if (ptr) (void)cudaFreeAsync(ptr, stream);
+    ptr = nullptr;
+    size = 0;
+    const size_t want = align_up(bytes + bytes / 4, size_t{1} << 20);
+    CUDA_TRY("gpu memory", cudaMallocFromPoolAsync(&ptr, want, pool, stream));
+    size = want;
+    return ok();
+  }
+  void release(cudaStream_t stream) {
+    if (ptr) (void)cudaFreeAsync(ptr, stream);
+    ptr = nullptr;
+    size = 0;
+  }
+};
+
+// Planar YCbCr (or Y) as nvJPEG writes it, at the JPEG's own chroma resolution.
+struct PlaneSet {
+  DeviceBuffer buffer;
+  nvjpegImage_t image{};
+  PlaneIn planes[3];
+  int components = 0;
+  ChromaLayout layout = ChromaLayout::k444;
+  int width = 0, height = 0;
+
+  // Lays out planes of the given sizes in the buffer.
+  Result<void> prepare(int comps, const unsigned (&w)[3], const unsigned (&h)[3],
+                       cudaMemPool_t pool, cudaStream_t stream) {
+    size_t offsets[3] = {}, total = 0;
+    size_t pitches[3] = {};
+    for (int c = 0; c < comps; ++c) {
+      pitches[c] = align_up(std::max(1u, w[c]), 64);
+      offsets[c] = total;
+      total += pitches[c] * std::max(1u, h[c]);
+    }
+    PIXPATH_CHECK(buffer.reserve(total, pool, stream));
+    image = nvjpegImage_t{};
+    for (int c = 0; c < comps; ++c) {
+      auto* p = static_cast<unsigned char*>(buffer.ptr) + offsets[c];
+      image.channel[c] = p;
+      image.pitch[c] = pitches[c];
+      planes[c] = PlaneIn{p, static_cast<int>(pitches[c]), static_cast<int>(w[c]), static_cast<int>(h[c])};
+    }
+    components = comps;
+    return ok();
+  }
+};
+
+ChromaLayout layout_for(nvjpegChromaSubsampling_t css, int components) {
+  if (components == 1) return ChromaLayout::kGray;
+  switch (css) {
+    case NVJPEG_CSS_444: return ChromaLayout::k444;
+    case NVJPEG_CSS_422: return ChromaLayout::k422;
+    case NVJPEG_CSS_420: return ChromaLayout::k420;
+    case NVJPEG_CSS_440: return ChromaLayout::k440;
+    case NVJPEG_CSS_GRAY: return ChromaLayout::kGray;
+    default: return ChromaLayout::kNearest;
+  }
+}
+
+const char* css_name(nvjpegChromaSubsampling_t css) {
+  switch (css) {
+    case NVJPEG_CSS_444: return "4:4:4";
+    case NVJPEG_CSS_422: return "4:2:2";
+    case NVJPEG_CSS_420: return "4:2:0";
+    case NVJPEG_CSS_440: return "4:4:0";
+    case NVJPEG_CSS_411: return "4:1:1";
+    case NVJPEG_CSS_410: return "4:1:0";
+    case NVJPEG_CSS_410V: return "4:1:0V";
+    case NVJPEG_CSS_GRAY: return "gray";
+    default: return "unknown";
+  }
+}
+
+const char* encoding_name(nvjpegJpegEncoding_t e) {
+  switch (e) {
+    case NVJPEG_ENCODING_BASELINE_DCT: return "baseline";
+    case NVJPEG_ENCODING_EXTENDED_SEQUENTIAL_DCT_HUFFMAN: return "extended";
+    case NVJPEG_ENCODING_PROGRESSIVE_DCT_HUFFMAN: return "progressive";
+    case NVJPEG_ENCODING_LOSSLESS_HUFFMAN: return "lossless";
+    default: return "unknown";
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Per device state
+
+struct BackendState {
+  nvjpegJpegState_t state = nullptr;
+  nvjpegBufferDevice_t device_buffer = nullptr;
+  nvjpegBufferPinned_t pinned[2] = {};
+};
+
+struct Slot {
+  cudaStream_t stream = nullptr;
+  BackendState hybrid, gpu;
+  nvjpegJpegStream_t jpeg_stream[2] = {};
+  cudaEvent_t turn_done[2] = {};  // recorded after the transfer that used turn k's pinned buffer
+  int turn = 0;
+  nvjpegDecodeParams_t params = nullptr;
+  PlaneSet color, alpha;
+  DeviceBuffer scratch_rgba;  // host readback
+};
+
+struct TextureRegistration {
+  cudaGraphicsResource_t resource = nullptr;
+  cudaArray_t array = nullptr;
+  cudaSurfaceObject_t surface = 0;
+};
+
+struct BatchState {
+  cudaStream_t stream = nullptr;
+  nvjpegJpegState_t state = nullptr;
+  int initialized_size = 0;
+  std::vector<nvjpegJpegStream_t> streams;
+  std::vector<PlaneSet> planes;
+};
+
+struct SelfTest {
+  bool ran = false, passed = false;
+  int decodes = 0;
+  int64_t free_before = 0, free_after = 0;
+  double mean_rgb[3] = {};
+  std::string detail;
+};
+
+class DeviceState {
+ public:
+  int device = 0;
+  CUcontext context = nullptr;
+  cudaDeviceProp props{};
+  std::string pci_bus_id;
+  DriverFacts driver;
+  cudaMemPool_t pool = nullptr;
+  nvjpegHandle_t handle = nullptr;
+  nvjpegJpegDecoder_t decoder_hybrid = nullptr, decoder_gpu = nullptr;
+  nvjpegHandle_t hw_handle = nullptr;
+  unsigned hw_engines = 0, hw_cores = 0;
+  std::string hw_status;
+  std::string hw_batch_error;  // set when a hardware batch failed: batches go one by one
+  cudaStream_t release_stream = nullptr;
+  SelfTest self_test;
+
+  std::mutex slots_mu;
+  std::vector<std::unique_ptr<Slot>> free_slots;
+  int slots_created = 0;
+
+  std::mutex events_mu;
+  std::vector<cudaEvent_t> free_events;
+
+  std::mutex textures_mu;
+  std::map<uint32_t, TextureRegistration> textures;
+
+  std::mutex batch_mu;
+  BatchState batch;
+
+  ~DeviceState() {
+    (void)cudaSetDevice(device);
+    (void)cudaDeviceSynchronize();
+    {
+      std::lock_guard lock(textures_mu);
+      for (auto& [name, reg] : textures) {
+        if (reg.surface) (void)cudaDestroySurfaceObject(reg.surface);
+        // Unregistering needs the GL context current; at teardown it may be gone. Leave it.
+      }
+    }
+    for (auto& s : free_slots) destroy_slot(*s);
+    for (auto e : free_events) (void)cudaEventDestroy(e);
+    if (batch.state) {
+      for (auto js : batch.streams) nvjpegJpegStreamDestroy(js);
+      for (auto& p : batch.planes) p.buffer.release(batch.stream);
+      nvjpegJpegStateDestroy(batch.state);
+    }
+    if (batch.stream) (void)cudaStreamDestroy(batch.stream);
+    if (decoder_hybrid) nvjpegDecoderDestroy(decoder_hybrid);
+    if (decoder_gpu) nvjpegDecoderDestroy(decoder_gpu);
+    if (hw_handle) nvjpegDestroy(hw_handle);
+    if (handle) nvjpegDestroy(handle);
+    if (release_stream) (void)cudaStreamSynchronize(release_stream), (void)cudaStreamDestroy(release_stream);
+    if (pool) (void)cudaMemPoolDestroy(pool);
+  }
+
+  static void destroy_backend(BackendState& b) {
+    if (b.state) nvjpegJpegStateDestroy(b.state);
+    if (b.device_buffer) nvjpegBufferDeviceDestroy(b.device_buffer);
+    for (auto p : b.pinned)
+      if (p) nvjpegBufferPinnedDestroy(p);
+  }
+  void destroy_slot(Slot& s) {
+    if (s.stream) (void)cudaStreamSynchronize(s.stream);
+    destroy_backend(s.hybrid);
+    destroy_backend(s.gpu);
+    for (auto js : s.jpeg_stream)
+      if (js) nvjpegJpegStreamDestroy(js);
+    for (auto e : s.turn_done)
+      if (e) (void)cudaEventDestroy(e);
+    if (s.params) nvjpegDecodeParamsDestroy(s.params);
+    s.color.buffer.release(s.stream);
+    s.alpha.buffer.release(s.stream);
+    s.scratch_rgba.release(s.stream);
+    if (s.stream) (void)cudaStreamSynchronize(s.stream), (void)cudaStreamDestroy(s.stream);
+  }
+
+  Result<void> make_backend(BackendState& b, nvjpegJpegDecoder_t decoder) {
+    NVJ_TRY("gpu init", nvjpegDecoderStateCreate(handle, decoder, &b.state));
+    nvjpegDevAllocatorV2_t dev{pool_malloc, pool_free, pool};
+    nvjpegPinnedAllocatorV2_t pin{pinned_malloc, pinned_free, nullptr};
+    NVJ_TRY("gpu init", nvjpegBufferDeviceCreateV2(handle, &dev, &b.device_buffer));
+    for (auto& p : b.pinned) NVJ_TRY("gpu init", nvjpegBufferPinnedCreateV2(handle, &pin, &p));
+    NVJ_TRY("gpu init", nvjpegStateAttachDeviceBuffer(b.state, b.device_buffer));
+    return ok();
+  }
+
+  Result<std::unique_ptr<Slot>> make_slot() {
+    auto s = std::make_unique<Slot>();
+    auto fail = [&](Error e) -> Result<std::unique_ptr<Slot>> {
+      destroy_slot(*s);
+      return e;
+    };
+    if (auto e = cudaStreamCreateWithFlags(&s->stream, cudaStreamNonBlocking); e != cudaSuccess)
+      return fail(cuda_error("gpu init", "cudaStreamCreateWithFlags", e));
+    if (auto r = make_backend(s->hybrid, decoder_hybrid); !r) return fail(r.error());
+    if (auto r = make_backend(s->gpu, decoder_gpu); !r) return fail(r.error());
+    for (int k = 0; k < 2; ++k) {
+      if (auto st = nvjpegJpegStreamCreate(handle, &s->jpeg_stream[k]); st != NVJPEG_STATUS_SUCCESS)
+        return fail(nvjpeg_error("gpu init", "nvjpegJpegStreamCreate", st));
+      if (auto e = cudaEventCreateWithFlags(&s->turn_done[k], cudaEventDisableTiming); e != cudaSuccess)
+        return fail(cuda_error("gpu init", "cudaEventCreateWithFlags", e));
+    }
+    if (auto st = nvjpegDecodeParamsCreate(handle, &s->params); st != NVJPEG_STATUS_SUCCESS)
+      return fail(nvjpeg_error("gpu init", "nvjpegDecodeParamsCreate", st));
+    return s;
+  }
+
+  // A decode slot for the calling thread's call; back into the pool when the guard goes.
+  class SlotGuard {
+   public:
+    SlotGuard(DeviceState* d, std::unique_ptr<Slot> s) : d_(d), s_(std::move(s)) {}
+    SlotGuard(SlotGuard&&) = default;
+    ~SlotGuard() {
+      if (s_) {
+        std::lock_guard lock(d_->slots_mu);
+        d_->free_slots.push_back(std::move(s_));
+      }
+    }
+    Slot& operator*() const { return *s_; }
+    Slot* operator->() const { return s_.get(); }
+
+   private:
+    DeviceState* d_;
+    std::unique_ptr<Slot> s_;
+  };
+
+  Result<SlotGuard> acquire_slot() {
+    {
+      std::lock_guard lock(slots_mu);
+      if (!free_slots.empty()) {
+        auto s = std::move(free_slots.back());
+        free_slots.pop_back();
+        return SlotGuard(this, std::move(s));
+      }
+    }
+    PIXPATH_TRY(auto s, make_slot());
+    {
+      std::lock_guard lock(slots_mu);
+      ++slots_created;
+    }
+    return SlotGuard(this, std::move(s));
+  }
+
+  Result<cudaEvent_t> acquire_event() {
+    {
+      std::lock_guard lock(events_mu);
+      if (!free_events.empty()) {
+        auto e = free_events.back();
+        free_events.pop_back();
+        return e;
+      }
+    }
+    cudaEvent_t e = nullptr;
+    CUDA_TRY("gpu init", cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+    return e;
+  }
+  void recycle_event(cudaEvent_t e) {
+    std::lock_guard lock(events_mu);
+    free_events.push_back(e);
+  }
+
+  Result<void> init(int dev) {
+    device = dev;
+    CUDA_TRY("gpu device", cudaSetDevice(dev));
+    CUDA_TRY("gpu device", cudaFree(nullptr));  // creates/binds the primary context
+    if (cuCtxGetCurrent(&context) != CUDA_SUCCESS || !context)
+      return gpu_error(ErrorCode::Unavailable, "gpu device", "no current CUDA context after cudaSetDevice");
+    CUDA_TRY("gpu device", cudaGetDeviceProperties(&props, dev));
+    char bus[32] = {};
+    if (cudaDeviceGetPCIBusId(bus, sizeof bus, dev) == cudaSuccess) pci_bus_id = bus;
+    driver = read_driver_facts();
+
+    cudaMemPoolProps pp{};
+    pp.allocType = cudaMemAllocationTypePinned;
+    pp.handleTypes = cudaMemHandleTypeNone;
+    pp.location.type = cudaMemLocationTypeDevice;
+    pp.location.id = dev;
+    CUDA_TRY("gpu init", cudaMemPoolCreate(&pool, &pp));
+    uint64_t keep = UINT64_MAX;  // never give reserved memory back: flat device memory
+    CUDA_TRY("gpu init", cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep));
+    CUDA_TRY("gpu init", cudaStreamCreateWithFlags(&release_stream, cudaStreamNonBlocking));
+
+    nvjpegDevAllocatorV2_t dev_alloc{pool_malloc, pool_free, pool};
+    nvjpegPinnedAllocatorV2_t pin_alloc{pinned_malloc, pinned_free, nullptr};
+    NVJ_TRY("gpu init", nvjpegCreateExV2(NVJPEG_BACKEND_DEFAULT, &dev_alloc, &pin_alloc,
+                                         NVJPEG_FLAGS_DEFAULT, &handle));
+    NVJ_TRY("gpu init", nvjpegSetDeviceMemoryPadding(size_t{4} << 20, handle));
+    NVJ_TRY("gpu init", nvjpegSetPinnedMemoryPadding(size_t{1} << 20, handle));
+    NVJ_TRY("gpu init", nvjpegDecoderCreate(handle, NVJPEG_BACKEND_HYBRID, &decoder_hybrid));
+    NVJ_TRY("gpu init", nvjpegDecoderCreate(handle, NVJPEG_BACKEND_GPU_HYBRID, &decoder_gpu));
+
+    // The hardware JPEG engines (A100/A30/H100/H200...): batched API only.
+    const nvjpegStatus_t hs = nvjpegCreateExV2(NVJPEG_BACKEND_HARDWARE, &dev_alloc, &pin_alloc,
+                                               NVJPEG_FLAGS_DEFAULT, &hw_handle);
+    if (hs == NVJPEG_STATUS_SUCCESS) {
+      (void)nvjpegGetHardwareDecoderInfo(hw_handle, &hw_engines, &hw_cores);
+      (void)nvjpegSetDeviceMemoryPadding(size_t{4} << 20, hw_handle);
+      (void)nvjpegSetPinnedMemoryPadding(size_t{1} << 20, hw_handle);
+      hw_status = "available";
+    } else {
+      hw_handle = nullptr;
+      hw_status = std::string("not available (") + nvjpeg_status_name(hs) + ")";
+    }
+    return ok();
+  }
+
+  std::string describe() const {
+    std::ostringstream j;
+    j << "{\"index\":" << device << ",\"name\":\"" << json_escape(props.name) << "\""
+      << ",\"pci_bus_id\":\"" << pci_bus_id << "\""
+      << ",\"compute_capability\":\"" << props.major << "." << props.minor << "\""
+      << ",\"multiprocessors\":" << props.multiProcessorCount
+      << ",\"memory_bytes\":" << props.totalGlobalMem
+      << ",\"nvidia_driver\":\"" << driver.nvidia_version << "\""
+      << ",\"cuda_driver_api\":" << driver.cuda_driver_version
+      << ",\"nvjpeg\":\"" << driver.nvjpeg_major << "." << driver.nvjpeg_minor << "." << driver.nvjpeg_patch << "\""
+      << ",\"nvjpeg_leak_check\":\"" << json_escape(driver.leak_status) << "\""
+      << ",\"hardware_decoder\":\"" << json_escape(hw_status) << "\""
+      << ",\"hardware_batch_error\":\"" << json_escape(hw_batch_error) << "\""
+      << ",\"hardware_engines\":" << hw_engines << ",\"hardware_cores_per_engine\":" << hw_cores
+      << ",\"hybrid_below_pixels\":" << kHybridBelowPixels;
+    if (self_test.ran) {
+      j << ",\"self_test\":{\"passed\":" << (self_test.passed ? "true" : "false")
+        << ",\"decodes\":" << self_test.decodes << ",\"free_before\":" << self_test.free_before
+        << ",\"free_after\":" << self_test.free_after << ",\"mean_rgb\":[" << self_test.mean_rgb[0]
+        << "," << self_test.mean_rgb[1] << "," << self_test.mean_rgb[2] << "],\"detail\":\""
+        << json_escape(self_test.detail) << "\"}";
+    }
+    j << "}";
+    return j.str();
+  }
+};
+
+// The per-device cache: one DeviceState per device for the whole process while any engine uses
+// it.
+std::mutex g_devices_mu;
+std::map<int, std::weak_ptr<DeviceState>> g_devices;
+
+Result<int> select_device(std::string spec) {
+  int count = 0;
+  if (const cudaError_t e = cudaGetDeviceCount(&count); e != cudaSuccess)
+    return gpu_error(ErrorCode::Unavailable, "gpu device",
+                     std::string("no usable CUDA driver or device: ") + cudaGetErrorName(e) + " (" +
+                         cudaGetErrorString(e) + ")");
+  if (count == 0) return gpu_error(ErrorCode::Unavailable, "gpu device", "no CUDA device");
+  if (spec.empty())
+    if (const char* env = std::getenv("PIXPATH_CUDA_DEVICE")) spec = env;
+  if (spec.rfind("cuda:", 0) == 0) spec = spec.substr(5);
+  if (spec.empty()) return 0;
+  if (std::all_of(spec.begin(), spec.end(), [](unsigned char c) { return std::isdigit(c); })) {
+    const int i = std::atoi(spec.c_str());
+    if (i >= count)
+      return gpu_error(ErrorCode::InvalidArgument, "gpu device",
+                       "device " + spec + " asked for, " + std::to_string(count) + " present");
+    return i;
+  }
+  if (spec.find(':') != std::string::npos) {
+    int i = -1;
+    if (cudaDeviceGetByPCIBusId(&i, spec.c_str()) == cudaSuccess) return i;
+    return gpu_error(ErrorCode::InvalidArgument, "gpu device", "no CUDA device at PCI bus id " + spec);
+  }
+  auto lower = [](std::string s) {
+    for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return s;
+  };
+  for (int i = 0; i < count; ++i) {
+    cudaDeviceProp p{};
+    if (cudaGetDeviceProperties(&p, i) == cudaSuccess &&
+        lower(p.name).find(lower(spec)) != std::string::npos)
+      return i;
+  }
+  return gpu_error(ErrorCode::InvalidArgument, "gpu device", "no CUDA device named like '" + spec + "'");
+}
+
+Result<std::shared_ptr<DeviceState>> device_state(int dev) {
+  std::lock_guard lock(g_devices_mu);
+  if (auto s = g_devices[dev].lock()) return s;
+  auto s = std::make_shared<DeviceState>();
+  PIXPATH_CHECK(s->init(dev));
+  g_devices[dev] = s;
+  return s;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The engine
+
+struct ParsedImage {
+  int width = 0, height = 0, components = 0;
+  nvjpegChromaSubsampling_t css = NVJPEG_CSS_UNKNOWN;
+  nvjpegJpegEncoding_t encoding = NVJPEG_ENCODING_UNKNOWN;
+  unsigned comp_w[3] = {}, comp_h[3] = {};
+};
+
+class NvjpegEngine final : public abi::Engine {
+ public:
+  explicit NvjpegEngine(std::shared_ptr<DeviceState> d) : d_(std::move(d)) {}
+
+  Result<abi::ImageHeader> inspect(const abi::DecodeRequest& r) override {
+    PIXPATH_CHECK(bind());
+    PIXPATH_TRY(auto slot, d_->acquire_slot());
+    PIXPATH_TRY(auto color, split(r).first);
+    slot->turn ^= 1;
+    CUDA_TRY("gpu parse", cudaEventSynchronize(slot->turn_done[slot->turn]));
+    nvjpegJpegStream_t js = slot->jpeg_stream[slot->turn];
+    PIXPATH_TRY(ParsedImage img, parse(d_->handle, js, color.first, color.second, r));
+    abi::ImageHeader h;
+    h.width = img.width;
+    h.height = img.height;
+    h.components = img.components;
+    h.has_alpha = r.alpha_offset >= 0;
+    h.detail = std::string(encoding_name(img.encoding)) + " " + css_name(img.css);
+    return h;
+  }
+
+  Result<abi::DeviceImage> decode_to_device(const abi::DecodeRequest& r) override {
+    PIXPATH_CHECK(bind());
+    PIXPATH_TRY(auto slot, d_->acquire_slot());
+    PIXPATH_TRY(ParsedImage img, decode_all(*slot, r, nullptr));
+    const size_t pitch = align_up(size_t(img.width) * 4, 256);
+    const size_t bytes = pitch * size_t(img.height);
+    void* out = nullptr;
+    CUDA_TRY("gpu memory", cudaMallocFromPoolAsync(&out, bytes, d_->pool, slot->stream));
+    ConvertJob job = convert_job(*slot, img, r);
+    job.out = static_cast<uint8_t*>(out);
+    job.out_pitch = pitch;
+    auto fail = [&](Error e) -> Result<abi::DeviceImage> {
+      (void)cudaFreeAsync(out, slot->stream);
+      return e;
+    };
+    if (inject_failure("convert"))
+      return fail(gpu_error(ErrorCode::Internal, "gpu convert", "failure injected (PIXPATH_CUDA_INJECT_FAILURE)"));
+    if (auto e = launch_ycc_to_rgba(job, slot->stream); e != cudaSuccess)
+      return fail(cuda_error("gpu convert", "ycc_to_rgba<<<>>>", e));
+    auto ev = d_->acquire_event();
+    if (!ev) return fail(ev.error());
+    if (auto e = cudaEventRecord(*ev, slot->stream); e != cudaSuccess) {
+      d_->recycle_event(*ev);
+      return fail(cuda_error("gpu convert", "cudaEventRecord", e));
+    }
+    abi::DeviceImage out_img;
+    out_img.ptr = out;
+    out_img.pitch = pitch;
+    out_img.bytes = bytes;
+    out_img.width = img.width;
+    out_img.height = img.height;
+    out_img.event = *ev;
+    out_img.stream = slot->stream;
+    out_img.device = d_->device;
+    out_img.context = d_->context;
+    return out_img;
+  }
+
+  Result<void> decode_to_host(const abi::DecodeRequest& r, uint8_t* dst, size_t dst_pitch,
+                              int width, int height) override {
+    PIXPATH_CHECK(bind());
+    PIXPATH_TRY(auto slot, d_->acquire_slot());
+    PIXPATH_TRY(ParsedImage img, decode_all(*slot, r, nullptr));
+    if (img.width != width || img.height != height)
+      return gpu_error(ErrorCode::InvalidArgument, "gpu decode", "destination size does not match the JPEG");
+    const size_t pitch = align_up(size_t(width) * 4, 256);
+    PIXPATH_CHECK(slot->scratch_rgba.reserve(pitch * size_t(height), d_->pool, slot->stream));
+    ConvertJob job = convert_job(*slot, img, r);
+    job.out = static_cast<uint8_t*>(slot->scratch_rgba.ptr);
+    job.out_pitch = pitch;
+    CUDA_TRY("gpu convert", launch_ycc_to_rgba(job, slot->stream));
+    CUDA_TRY("gpu readback", cudaMemcpy2DAsync(dst, dst_pitch, slot->scratch_rgba.ptr, pitch,
+                                               size_t(width) * 4, height, cudaMemcpyDeviceToHost,
+                                               slot->stream));
+    CUDA_TRY("gpu readback", cudaStreamSynchronize(slot->stream));
+    return ok();
+  }
+
+  Result<void> decode_to_texture(const abi::DecodeRequest& r, const abi::TextureTarget& t) override {
+    PIXPATH_CHECK(bind());
+    PIXPATH_TRY(TextureRegistration* reg, registration(t));
+    PIXPATH_TRY(auto slot, d_->acquire_slot());
+    cudaStream_t stream = slot->stream;
+    bool mapped = false;
+    // Map while nvJPEG's host phase runs: the map's GL synchronisation overlaps the decode.
+    auto map = [&]() -> Result<void> {
+      CUDA_TRY("gpu texture", cudaGraphicsMapResources(1, &reg->resource, stream));
+      mapped = true;
+      return ok();
+    };
+    auto result = [&]() -> Result<void> {
+      PIXPATH_TRY(ParsedImage img, decode_all(*slot, r, map));
+      if (!mapped) PIXPATH_CHECK(map());
+      if (t.x + img.width > t.texture_width || t.y + img.height > t.texture_height)
+        return gpu_error(ErrorCode::OutOfRange, "gpu texture",
+                         "picture " + std::to_string(img.width) + "x" + std::to_string(img.height) +
+                             " at " + std::to_string(t.x) + "," + std::to_string(t.y) +
+                             " does not fit the " + std::to_string(t.texture_width) + "x" +
+                             std::to_string(t.texture_height) + " texture");
+      PIXPATH_CHECK(surface_for(*reg, stream));
+      ConvertJob job = convert_job(*slot, img, r);
+      job.surface = reg->surface;
+      job.x0 = t.x;
+      job.y0 = t.y;
+      if (inject_failure("texture"))
+        return gpu_error(ErrorCode::Internal, "gpu texture", "failure injected (PIXPATH_CUDA_INJECT_FAILURE)");
+      CUDA_TRY("gpu convert", launch_ycc_to_rgba(job, stream));
+      return ok();
+    }();
+    if (mapped) {
+      const cudaError_t e = cudaGraphicsUnmapResources(1, &reg->resource, stream);
+      if (result && e != cudaSuccess) return cuda_error("gpu texture", "cudaGraphicsUnmapResources", e);
+    }
+    return result;
+  }
+
+  std::vector<Result<void>> decode_batch_to_textures(const abi::DecodeRequest* requests,
+                                                     const abi::TextureTarget* targets,
+                                                     size_t count) override {
+    std::vector<Result<void>> results(count, Result<void>());
+    if (count == 0) return results;
+    if (auto b = bind(); !b) {
+      for (auto& r : results) r = b.error();
+      return results;
+    }
+    std::vector<size_t> hw;  // jobs for the hardware engines
+    std::vector<bool> done(count, false);
+    if (d_->hw_handle && count >= 2) {
+      std::lock_guard lock(d_->batch_mu);
+      if (d_->hw_batch_error.empty()) {
+        if (auto e = batch_hardware(requests, targets, count, results, done); !e) {
+          // The hardware path failed as a whole: say so once (info_json) and decode these,
+          // and later batches, one by one.
+          d_->hw_batch_error = e.error().stage() + ": " + e.error().reason();
+          std::fprintf(stderr, "pixpath cuda: hardware batch disabled: %s\n", d_->hw_batch_error.c_str());
+        }
+      }
+    }
+    for (size_t i = 0; i < count; ++i)
+      if (!done[i]) results[i] = decode_to_texture(requests[i], targets[i]);
+    return results;
+  }
+
+  void forget_texture(uint32_t texture) override {
+    (void)bind();
+    std::lock_guard lock(d_->textures_mu);
+    auto it = d_->textures.find(texture);
+    if (it == d_->textures.end()) return;
+    (void)cudaDeviceSynchronize();  // rare: a window's texture re-created or deleted
+    if (it->second.surface) (void)cudaDestroySurfaceObject(it->second.surface);
+    (void)cudaGraphicsUnregisterResource(it->second.resource);
+    d_->textures.erase(it);
+  }
+
+  void release_device(void* ptr, void* stream) override {
+    (void)cudaSetDevice(d_->device);
+    (void)cudaFreeAsync(ptr, static_cast<cudaStream_t>(stream));
+  }
+  Result<void> wait_event(void* event) override {
+    CUDA_TRY("gpu sync", cudaEventSynchronize(static_cast<cudaEvent_t>(event)));
+    return ok();
+  }
+  void recycle_event(void* event) override { d_->recycle_event(static_cast<cudaEvent_t>(event)); }
+
+  Result<void*> allocate_device(size_t bytes) override {
+    PIXPATH_CHECK(bind());
+    void* p = nullptr;
+    CUDA_TRY("gpu memory", cudaMallocFromPoolAsync(&p, bytes, d_->pool, d_->release_stream));
+    CUDA_TRY("gpu memory", cudaStreamSynchronize(d_->release_stream));
+    return p;
+  }
+  Result<void> copy_device_2d(void* dst, size_t dst_pitch, const void* src, size_t src_pitch,
+                              size_t row_bytes, int rows) override {
+    PIXPATH_CHECK(bind());
+    CUDA_TRY("gpu copy", cudaMemcpy2D(dst, dst_pitch, src, src_pitch, row_bytes, rows,
+                                      cudaMemcpyDeviceToDevice));
+    return ok();
+  }
+
+  int device() const override { return d_->device; }
+  const void* context() const override { return d_->context; }
+  std::string info_json() override {
+    std::string s = d_->describe();
+    s.pop_back();
+    std::lock_guard lock(d_->slots_mu);
+    return s + ",\"decode_slots\":" + std::to_string(d_->slots_created) + "}";
+  }
+
+  // The start-up self-test: real pictures, output checked against libjpeg-turbo's mean colour,
+  // device memory checked flat (cudaMemGetInfo) over many decodes.
+  Result<void> run_self_test(int decodes) {
+    auto& st = d_->self_test;
+    if (st.ran) return st.passed ? ok() : Result<void>(gpu_error(ErrorCode::Unavailable, "gpu self-test", st.detail));
+    st.ran = true;
+    abi::DecodeRequest r;
+    r.data = selftest_jpg;
+    r.size = selftest_jpg_len;
+    std::vector<uint8_t> host(320 * 240 * 4);
+    auto one = [&](int backend) -> Result<void> {
+      r.backend = backend;
+      PIXPATH_TRY(auto img, decode_to_device(r));
+      release_device(img.ptr, img.stream);
+      recycle_event(img.event);
+      PIXPATH_CHECK(decode_to_host(r, host.data(), 320 * 4, 320, 240));
+      return ok();
+    };
+    auto fail = [&](std::string why) -> Result<void> {
+      st.detail = why;
+      return gpu_error(ErrorCode::Unavailable, "gpu self-test", why);
+    };
+    for (int i = 0; i < 3; ++i)  // warm-up: slots, pool, nvJPEG buffers
+      for (int b : {kBackendHybrid, kBackendGpuHybrid})
+        if (auto e = one(b); !e) return fail(e.error().stage() + ": " + e.error().reason());
+    if (auto e = cudaDeviceSynchronize(); e != cudaSuccess) return fail(cudaGetErrorString(e));
+    size_t free0 = 0, free1 = 0, total = 0;
+    (void)cudaMemGetInfo(&free0, &total);
+    for (int i = 0; i < decodes; ++i)
+      if (auto e = one(i % 2 ? kBackendGpuHybrid : kBackendHybrid); !e)
+        return fail(e.error().stage() + ": " + e.error().reason());
+    if (auto e = cudaDeviceSynchronize(); e != cudaSuccess) return fail(cudaGetErrorString(e));
+    (void)cudaMemGetInfo(&free1, &total);
+    st.decodes = decodes;
+    st.free_before = static_cast<int64_t>(free0);
+    st.free_after = static_cast<int64_t>(free1);
+    double sum[3] = {};
+    for (size_t i = 0; i < host.size(); i += 4)
+      for (int c = 0; c < 3; ++c) sum[c] += host[i + c];
+    const double ref[3] = {154.745, 154.487, 197.088};  // djpeg of the same file
+    for (int c = 0; c < 3; ++c) st.mean_rgb[c] = sum[c] / (320.0 * 240.0);
+    for (int c = 0; c < 3; ++c)
+      if (std::abs(st.mean_rgb[c] - ref[c]) > 1.0)
+        return fail("decoded colours differ from libjpeg-turbo's (mean channel " + std::to_string(c) +
+                    ": " + std::to_string(st.mean_rgb[c]) + " vs " + std::to_string(ref[c]) + ")");
+    const int64_t grew = st.free_before - st.free_after;
+    if (grew > (int64_t{8} << 20))
+      return fail("device memory grew by " + std::to_string(grew >> 20) + " MiB over " +
+                  std::to_string(decodes) + " decodes (nvJPEG leak? driver " +
+                  d_->driver.nvidia_version + ")");
+    st.passed = true;
+    st.detail = "device memory flat within " + std::to_string(std::max<int64_t>(grew, 0) >> 10) + " KiB";
+    return ok();
+  }
+
+ private:
+  Result<void> bind() {
+    CUDA_TRY("gpu device", cudaSetDevice(d_->device));
+    return ok();
+  }
+
+  using Bytes = std::pair<const uint8_t*, size_t>;
+  // jpega: colour JPEG then alpha JPEG.
+  std::pair<Result<Bytes>, Bytes> split(const abi::DecodeRequest& r) {
+    if (!r.data || r.size == 0)
+      return {gpu_error(ErrorCode::InvalidArgument, "gpu parse", "no data"), {}};
+    if (r.alpha_offset < 0) return {Bytes{r.data, r.size}, {}};
+    if (r.alpha_offset == 0 || static_cast<uint64_t>(r.alpha_offset) >= r.size)
+      return {gpu_error(ErrorCode::CorruptData, "gpu parse",
+                        "alpha-offset " + std::to_string(r.alpha_offset) + " outside the " +
+                            std::to_string(r.size) + " data bytes"),
+              {}};
+    const size_t a = static_cast<size_t>(r.alpha_offset);
+    return {Bytes{r.data, a}, Bytes{r.data + a, r.size - a}};
+  }
+
+  Result<ParsedImage> parse(nvjpegHandle_t handle, nvjpegJpegStream_t js, const uint8_t* data,
+                            size_t size, const abi::DecodeRequest& r) {
+    NVJ_TRY("gpu parse", nvjpegJpegStreamParse(handle, data, size, 0, 0, js));
+    ParsedImage p;
+    unsigned w = 0, h = 0, n = 0;
+    NVJ_TRY("gpu parse", nvjpegJpegStreamGetFrameDimensions(js, &w, &h));
+    NVJ_TRY("gpu parse", nvjpegJpegStreamGetComponentsNum(js, &n));
+    NVJ_TRY("gpu parse", nvjpegJpegStreamGetChromaSubsampling(js, &p.css));
+    (void)nvjpegJpegStreamGetJpegEncoding(js, &p.encoding);
+    if (n != 1 && n != 3)
+      return gpu_error(ErrorCode::Unsupported, "gpu parse",
+                       std::to_string(n) + "-component JPEG (CMYK?) is not decoded on the GPU");
+    if (w == 0 || h == 0) return gpu_error(ErrorCode::CorruptData, "gpu parse", "zero-sized frame");
+    if ((r.max_width && w > unsigned(r.max_width)) || (r.max_height && h > unsigned(r.max_height)) ||
+        (r.max_pixels && uint64_t(w) * h > r.max_pixels))
+      return gpu_error(ErrorCode::LimitExceeded, "gpu parse",
+                       std::to_string(w) + "x" + std::to_string(h) + " exceeds the decode limits");
+    if ((r.width && unsigned(r.width) != w) || (r.height && unsigned(r.height) != h))
+      return gpu_error(ErrorCode::CorruptData, "gpu parse",
+                       "JPEG is " + std::to_string(w) + "x" + std::to_string(h) + ", packet says " +
+                           std::to_string(r.width) + "x" + std::to_string(r.height));
+    p.width = int(w);
+    p.height = int(h);
+    p.components = int(n);
+    for (unsigned c = 0; c < n; ++c)
+      NVJ_TRY("gpu parse", nvjpegJpegStreamGetComponentDimensions(js, c, &p.comp_w[c], &p.comp_h[c]));
+    return p;
+  }
+
+  // Parses and decodes one JPEG into `planes` on the slot's stream. `before_host` runs once
+  // the stream is parsed and routed, before the host (Huffman) phase.
+  Result<ParsedImage> decode_planes(Slot& s, const uint8_t* data, size_t size,
+                                    const abi::DecodeRequest& r, PlaneSet& planes, bool luma_only,
+                                    const std::function<Result<void>()>& before_host) {
+    s.turn ^= 1;
+    const int k = s.turn;
+    // The pinned buffer and JPEG stream of this turn were last used two pictures ago; their
+    // transfer must be done before the host phase writes them again.
+    CUDA_TRY("gpu decode", cudaEventSynchronize(s.turn_done[k]));
+    nvjpegJpegStream_t js = s.jpeg_stream[k];
+    PIXPATH_TRY(ParsedImage img, parse(d_->handle, js, data, size, r));
+    const bool y_only = luma_only || img.components == 1;
+    NVJ_TRY("gpu decode", nvjpegDecodeParamsSetOutputFormat(s.params, y_only ? NVJPEG_OUTPUT_Y : NVJPEG_OUTPUT_YUV));
+
+    // Route: the asked backend, else by size; fall over to the other when nvJPEG says the
+    // picture is not supported there (e.g. progressive on GPU_HYBRID).
+    int want = r.backend;
+    if (want == kBackendAuto || want == kBackendHardware)
+      want = int64_t(img.width) * img.height < kHybridBelowPixels ? kBackendHybrid : kBackendGpuHybrid;
+    BackendState* b = nullptr;
+    nvjpegJpegDecoder_t dec = nullptr;
+    for (int attempt = 0; attempt < 2 && !b; ++attempt) {
+      const int cand = attempt == 0 ? want : (want == kBackendHybrid ? kBackendGpuHybrid : kBackendHybrid);
+      nvjpegJpegDecoder_t cd = cand == kBackendHybrid ? d_->decoder_hybrid : d_->decoder_gpu;
+      int unsupported = 1;
+      if (nvjpegDecoderJpegSupported(cd, js, s.params, &unsupported) == NVJPEG_STATUS_SUCCESS &&
+          unsupported == 0) {
+        b = cand == kBackendHybrid ? &s.hybrid : &s.gpu;
+        dec = cd;
+      }
+    }
+    if (!b)
+      return gpu_error(ErrorCode::Unsupported, "gpu decode",
+                       std::string("nvJPEG supports this ") + encoding_name(img.encoding) + " " +
+                           css_name(img.css) + " JPEG on no backend");
+    unsigned w[3] = {}, h[3] = {};
+    const int comps = y_only ? 1 : 3;
+    for (int c = 0; c < comps; ++c) w[c] = img.comp_w[c], h[c] = img.comp_h[c];
+    PIXPATH_CHECK(planes.prepare(comps, w, h, d_->pool, s.stream));
+    planes.layout = y_only ? ChromaLayout::kGray : layout_for(img.css, img.components);
+    planes.width = img.width;
+    planes.height = img.height;
+
+    if (inject_failure("decode"))
+      return gpu_error(ErrorCode::Internal, "gpu decode", "failure injected (PIXPATH_CUDA_INJECT_FAILURE)");
+    NVJ_TRY("gpu decode", nvjpegStateAttachPinnedBuffer(b->state, b->pinned[k]));
+    if (before_host) PIXPATH_CHECK(before_host());
+    NVJ_TRY("gpu decode", nvjpegDecodeJpegHost(d_->handle, dec, b->state, s.params, js));
+    NVJ_TRY("gpu decode", nvjpegDecodeJpegTransferToDevice(d_->handle, dec, b->state, js, s.stream));
+    CUDA_TRY("gpu decode", cudaEventRecord(s.turn_done[k], s.stream));
+    NVJ_TRY("gpu decode", nvjpegDecodeJpegDevice(d_->handle, dec, b->state, &planes.image, s.stream));
+    return img;
+  }
+
+  // Colour (and, for jpega, alpha) planes of one request.
+  Result<ParsedImage> decode_all(Slot& s, const abi::DecodeRequest& r,
+                                 const std::function<Result<void>()>& before_host) {
+    auto [color, alpha] = split(r);
+    if (!color) return color.error();
+    PIXPATH_TRY(ParsedImage img, decode_planes(s, color->first, color->second, r, s.color, false, before_host));
+    if (r.alpha_offset >= 0) {
+      abi::DecodeRequest ar = r;
+      ar.width = img.width;
+      ar.height = img.height;
+      auto a = decode_planes(s, alpha.first, alpha.second, ar, s.alpha, true, nullptr);
+      if (!a) return gpu_error(a.error().code(), "gpu alpha", a.error().stage() + ": " + a.error().reason());
+    }
+    return img;
+  }
+
+  ConvertJob convert_job(Slot& s, const ParsedImage& img, const abi::DecodeRequest& r) {
+    ConvertJob job;
+    job.y = s.color.planes[0];
+    if (s.color.components == 3) {
+      job.cb = s.color.planes[1];
+      job.cr = s.color.planes[2];
+    }
+    job.layout = s.color.layout;
+    if (r.alpha_offset >= 0) job.alpha = s.alpha.planes[0];
+    job.width = img.width;
+    job.height = img.height;
+    return job;
+  }
+
+  Result<TextureRegistration*> registration(const abi::TextureTarget& t) {
+    if (t.texture == 0 || t.texture_width <= 0 || t.texture_height <= 0 || t.x < 0 || t.y < 0)
+      return gpu_error(ErrorCode::InvalidArgument, "gpu texture", "no texture, or a negative position");
+    std::lock_guard lock(d_->textures_mu);
+    auto it = d_->textures.find(t.texture);
+    if (it != d_->textures.end()) return &it->second;
+    TextureRegistration reg;
+    CUDA_TRY("gpu texture", cudaGraphicsGLRegisterImage(&reg.resource, t.texture, kGlTexture2D,
+                                                        cudaGraphicsRegisterFlagsSurfaceLoadStore));
+    return &d_->textures.emplace(t.texture, reg).first->second;
+  }
+
+  // The surface object for the texture's mapped array; made again only if the array changed.
+  Result<void> surface_for(TextureRegistration& reg, cudaStream_t stream) {
+    cudaArray_t array = nullptr;
+    CUDA_TRY("gpu texture", cudaGraphicsSubResourceGetMappedArray(&array, reg.resource, 0, 0));
+    if (array == reg.array && reg.surface) return ok();
+    if (reg.surface) {
+      CUDA_TRY("gpu texture", cudaStreamSynchronize(stream));
+      (void)cudaDestroySurfaceObject(reg.surface);
+      reg.surface = 0;
+    }
+    cudaResourceDesc desc{};
+    desc.resType = cudaResourceTypeArray;
+    desc.res.array.array = array;
+    CUDA_TRY("gpu texture", cudaCreateSurfaceObject(&reg.surface, &desc));
+    reg.array = array;
+    return ok();
+  }
+
+  // Baseline colour pictures without alpha go to the hardware engines as one batch; marks
+  // what it did in `done`. Called with batch_mu held.
+  Result<void> batch_hardware(const abi::DecodeRequest* requests, const abi::TextureTarget* targets,
+                              size_t count, std::vector<Result<void>>& results,
+                              std::vector<bool>& done) {
+    auto& b = d_->batch;
+    if (!b.stream) {
+      CUDA_TRY("gpu batch", cudaStreamCreateWithFlags(&b.stream, cudaStreamNonBlocking));
+      NVJ_TRY("gpu batch", nvjpegJpegStateCreate(d_->hw_handle, &b.state));
+    }
+    while (b.streams.size() < count) {
+      nvjpegJpegStream_t js = nullptr;
+      NVJ_TRY("gpu batch", nvjpegJpegStreamCreate(d_->hw_handle, &js));
+      b.streams.push_back(js);
+    }
+    if (b.planes.size() < count) b.planes.resize(count);
+
+    std::vector<size_t> picked;
+    std::vector<ParsedImage> parsed(count);
+    for (size_t i = 0; i < count; ++i) {
+      const auto& r = requests[i];
+      if (r.alpha_offset >= 0 || (r.backend != kBackendAuto && r.backend != kBackendHardware)) continue;
+      nvjpegJpegStream_t js = b.streams[i];
+      auto p = parse(d_->hw_handle, js, r.data, r.size, r);
+      if (!p) {
+        results[i] = p.error();
+        done[i] = true;
+        continue;
+      }
+      int unsupported = 1;
+      if (p->components != 3 ||
+          nvjpegDecodeBatchedSupported(d_->hw_handle, js, &unsupported) != NVJPEG_STATUS_SUCCESS ||
+          unsupported != 0)
+        continue;  // decoded one by one
+      parsed[i] = *p;
+      picked.push_back(i);
+    }
+    if (picked.size() < 2) return ok();
+    const int n = static_cast<int>(picked.size());
+    if (b.initialized_size != n) {
+      NVJ_TRY("gpu batch", nvjpegDecodeBatchedInitialize(d_->hw_handle, b.state, n, 1, NVJPEG_OUTPUT_YUV));
+      b.initialized_size = n;
+    }
+    std::vector<const unsigned char*> datas;
+    std::vector<size_t> lengths;
+    std::vector<nvjpegImage_t> dests;
+    for (int j = 0; j < n; ++j) {
+      const size_t i = picked[size_t(j)];
+      auto& ps = b.planes[size_t(j)];
+      const auto& img = parsed[i];
+      unsigned w[3], h[3];
+      for (int c = 0; c < 3; ++c) w[c] = img.comp_w[c], h[c] = img.comp_h[c];
+      PIXPATH_CHECK(ps.prepare(3, w, h, d_->pool, b.stream));
+      ps.layout = layout_for(img.css, 3);
+      ps.width = img.width;
+      ps.height = img.height;
+      datas.push_back(requests[i].data);
+      lengths.push_back(requests[i].size);
+      dests.push_back(ps.image);
+    }
+    // Reported on H100: the hardware path may not honour stream order; start from an idle
+    // stream (this also guarantees the previous batch's conversions read their planes).
+    CUDA_TRY("gpu batch", cudaStreamSynchronize(b.stream));
+    NVJ_TRY("gpu batch", nvjpegDecodeBatched(d_->hw_handle, b.state, datas.data(), lengths.data(),
+                                             dests.data(), b.stream));
+    // Map every distinct texture once, convert each picture into its region, unmap.
+    std::vector<TextureRegistration*> regs(size_t(n), nullptr);
+    std::vector<cudaGraphicsResource_t> resources;
+    for (int j = 0; j < n; ++j) {
+      const size_t i = picked[size_t(j)];
+      auto reg = registration(targets[i]);
+      if (!reg) return reg.error();
+      regs[size_t(j)] = *reg;
+      if (std::find(resources.begin(), resources.end(), (*reg)->resource) == resources.end())
+        resources.push_back((*reg)->resource);
+    }
+    CUDA_TRY("gpu texture", cudaGraphicsMapResources(int(resources.size()), resources.data(), b.stream));
+    Result<void> status = ok();
+    for (int j = 0; j < n && status; ++j) {
+      const size_t i = picked[size_t(j)];
+      const auto& t = targets[i];
+      const auto& ps = b.planes[size_t(j)];
+      if (t.x + ps.width > t.texture_width || t.y + ps.height > t.texture_height) {
+        results[i] = gpu_error(ErrorCode::OutOfRange, "gpu texture", "picture does not fit the texture");
+        done[i] = true;
+        continue;
+      }
+      if (auto sres = surface_for(*regs[size_t(j)], b.stream); !sres) {
+        status = sres.error();
+        break;
+      }
+      ConvertJob job;
+      job.y = ps.planes[0];
+      job.cb = ps.planes[1];
+      job.cr = ps.planes[2];
+      job.layout = ps.layout;
+      job.width = ps.width;
+      job.height = ps.height;
+      job.surface = regs[size_t(j)]->surface;
+      job.x0 = t.x;
+      job.y0 = t.y;
+      if (auto e = launch_ycc_to_rgba(job, b.stream); e != cudaSuccess)
+        status = cuda_error("gpu convert", "ycc_to_rgba<<<>>>", e);
+      else
+        done[i] = true;
+    }
+    const cudaError_t ue = cudaGraphicsUnmapResources(int(resources.size()), resources.data(), b.stream);
+    if (status && ue != cudaSuccess) return cuda_error("gpu texture", "cudaGraphicsUnmapResources", ue);
+    return status;
+  }
+
+  std::shared_ptr<DeviceState> d_;
+};
+
+Result<std::shared_ptr<abi::Engine>> create_engine(const abi::EngineOptions& options) {
+  PIXPATH_TRY(int dev, select_device(options.device));
+  PIXPATH_TRY(auto state, device_state(dev));
+  auto engine = std::make_shared<NvjpegEngine>(state);
+  // Self-test: always when the driver's leak status is not known-good; longer when known-bad.
+  const bool must = state->driver.nvidia_major < 525;
+  if (options.self_test || must) {
+    int n = std::max(options.self_test_decodes, must ? 64 : 8);
+    if (state->driver.nvidia_major > 0 && state->driver.nvidia_major < 525) n = std::max(n, 512);
+    PIXPATH_CHECK(engine->run_self_test(n));
+  }
+  return std::shared_ptr<abi::Engine>(engine);
+}
+
+Result<std::string> describe_devices() {
+  int count = 0;
+  if (const cudaError_t e = cudaGetDeviceCount(&count); e != cudaSuccess)
+    return gpu_error(ErrorCode::Unavailable, "gpu device",
+                     std::string("no usable CUDA driver or device: ") + cudaGetErrorName(e));
+  std::string out = "{\"devices\":[";
+  for (int i = 0; i < count; ++i) {
+    auto s = device_state(i);
+    if (i) out += ",";
+    out += s ? (*s)->describe() : "{\"index\":" + std::to_string(i) + ",\"error\":\"" + json_escape(s.error().reason()) + "\"}";
+  }
+  return out + "]}";
+}
+
+}  // namespace
+}  // namespace pixpath::cuda
+
+extern "C" __attribute__((visibility("default"))) const pixpath::cuda::abi::ModuleEntry*
+pixpath_cuda_module_v1() {
+  static const pixpath::cuda::abi::ModuleEntry entry{pixpath::cuda::abi::kAbiVersion,
+                                                    &pixpath::cuda::create_engine,
+                                                    &pixpath::cuda::describe_devices};
+  return &entry;
+}

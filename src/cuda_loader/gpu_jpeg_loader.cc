@@ -1,0 +1,262 @@
+// The loader of the GPU module: plain C++, no CUDA. Opens libpixpath_cuda.so with dlopen, checks
+// its ABI version and wraps its engine in pixpath's types (Picture, PictureStorage with a release
+// action, a SyncPoint over the CUDA event). See module_abi.h for why the module builds none of
+// these itself.
+#include <dlfcn.h>
+#include <unistd.h>
+
+#include <climits>
+#include <cstdlib>
+#include <map>
+#include <mutex>
+#include <string>
+
+#include "cuda/module_abi.h"
+#include "pixpath/core/storage.h"
+#include "pixpath/cuda/gpu_jpeg.h"
+
+namespace pixpath::cuda {
+
+std::string_view to_string(GpuBackend backend) {
+  switch (backend) {
+    case GpuBackend::Auto: return "auto";
+    case GpuBackend::Hybrid: return "hybrid";
+    case GpuBackend::GpuHybrid: return "gpu_hybrid";
+    case GpuBackend::Hardware: return "hardware";
+  }
+  return "?";
+}
+
+namespace {
+
+constexpr const char* kModuleName = "libpixpath_cuda.so";
+
+Error unavailable(std::string reason) {
+  return Error(ErrorCode::Unavailable, "gpu", "load module", std::move(reason));
+}
+
+std::string program_dir() {
+  char buf[PATH_MAX];
+  const ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
+  if (n <= 0) return {};
+  std::string p(buf, static_cast<size_t>(n));
+  const auto slash = p.rfind('/');
+  return slash == std::string::npos ? std::string() : p.substr(0, slash);
+}
+
+// Loads the module once per process (never unloaded: pictures it made may outlive decoders).
+Result<const abi::ModuleEntry*> load_module(const std::string& path) {
+  static std::mutex mu;
+  static std::map<std::string, const abi::ModuleEntry*> loaded;
+  std::lock_guard lock(mu);
+  std::vector<std::string> candidates;
+  if (!path.empty()) {
+    candidates.push_back(path);
+  } else if (const char* env = std::getenv("PIXPATH_CUDA_MODULE"); env && *env) {
+    candidates.push_back(env);
+  } else {
+    candidates.push_back(kModuleName);
+    const std::string dir = program_dir();
+    if (!dir.empty()) {
+      candidates.push_back(dir + "/" + kModuleName);
+      candidates.push_back(dir + "/../lib/" + kModuleName);
+    }
+  }
+  std::string errors;
+  for (const auto& c : candidates) {
+    if (auto it = loaded.find(c); it != loaded.end()) return it->second;
+    void* h = dlopen(c.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (!h) {
+      const char* e = dlerror();
+      errors += std::string(errors.empty() ? "" : "; ") + (e ? e : c + ": dlopen failed");
+      continue;
+    }
+    using EntryFn = const abi::ModuleEntry* (*)();
+    auto fn = reinterpret_cast<EntryFn>(dlsym(h, abi::kEntryPoint));
+    if (!fn) return unavailable(c + " has no entry point " + abi::kEntryPoint);
+    const abi::ModuleEntry* entry = fn();
+    if (!entry || entry->abi_version != abi::kAbiVersion || !entry->create)
+      return unavailable(c + " was built for another pixpath (module ABI " +
+                         std::to_string(entry ? entry->abi_version : -1) + ", loader ABI " +
+                         std::to_string(abi::kAbiVersion) + ")");
+    loaded[c] = entry;
+    return entry;
+  }
+  return unavailable("the CUDA module could not be loaded (needs the NVIDIA driver's libcuda.so.1 "
+                     "and nvJPEG's libnvjpeg.so.13): " + errors);
+}
+
+abi::DecodeRequest request(std::span<const uint8_t> data, const GpuDecodeParams& p) {
+  abi::DecodeRequest r;
+  r.data = data.data();
+  r.size = data.size();
+  r.alpha_offset = p.alpha_offset ? *p.alpha_offset : -1;
+  r.width = p.width;
+  r.height = p.height;
+  r.backend = static_cast<int>(p.backend);
+  r.max_width = p.limits.max_width;
+  r.max_height = p.limits.max_height;
+  r.max_pixels = p.limits.max_pixels;
+  return r;
+}
+
+abi::TextureTarget texture_target(const GlTextureRegion& t) {
+  return abi::TextureTarget{t.texture, t.texture_width, t.texture_height, t.x, t.y};
+}
+
+// A CUDA event recorded after a GPU write; back to the engine's pool when the last holder goes.
+class CudaEventSyncPoint final : public SyncPoint {
+ public:
+  CudaEventSyncPoint(std::shared_ptr<abi::Engine> engine, void* event)
+      : engine_(std::move(engine)), event_(event) {}
+  ~CudaEventSyncPoint() override { engine_->recycle_event(event_); }
+  Result<void> wait_host() const override { return engine_->wait_event(event_); }
+  void* native() const override { return event_; }
+
+ private:
+  std::shared_ptr<abi::Engine> engine_;
+  void* event_;
+};
+
+Result<Picture> wrap_device_image(const std::shared_ptr<abi::Engine>& engine,
+                                  const abi::DeviceImage& img) {
+  auto sync = std::make_shared<CudaEventSyncPoint>(engine, img.event);
+  MemoryLocation where;
+  where.kind = MemoryKind::CudaDevice;
+  where.device = img.device;
+  where.context = img.context;
+  // The release frees stream-ordered after the write, in the device's primary context, from
+  // any thread: no release domain is needed.
+  PIXPATH_TRY(StorageRef storage,
+              PictureStorage::wrap(where, img.ptr, img.bytes, StorageFlags{},
+                                   [engine, ptr = img.ptr, stream = img.stream] {
+                                     engine->release_device(ptr, stream);
+                                   }));
+  storage->set_sync_point(std::move(sync));
+  return Picture::wrap(PixelFormat::RGBA, img.width, img.height, std::move(storage), 0, img.pitch);
+}
+
+// The CUDA MemoryKindCopier (make_writable() of CUDA pictures): uses the engine of the most
+// recently created decoder.
+std::mutex g_copier_mu;
+std::weak_ptr<abi::Engine> g_copier_engine;
+
+std::shared_ptr<abi::Engine> copier_engine() {
+  std::lock_guard lock(g_copier_mu);
+  return g_copier_engine.lock();
+}
+
+Result<Picture> cuda_allocate_like(const Picture& like) {
+  auto engine = copier_engine();
+  if (!engine) return Error(ErrorCode::Unavailable, "picture", "allocate cuda", "no GPU decoder is alive");
+  if (like.plane_count() != 1)
+    return Error(ErrorCode::Unsupported, "picture", "allocate cuda", "only packed formats in CUDA memory");
+  const size_t pitch = (like.row_bytes(0) + 255) / 256 * 256;
+  const size_t bytes = pitch * static_cast<size_t>(like.height());
+  PIXPATH_TRY(void* ptr, engine->allocate_device(bytes));
+  MemoryLocation where = like.location();
+  PIXPATH_TRY(StorageRef storage, PictureStorage::wrap(where, ptr, bytes, StorageFlags{},
+                                                       [engine, ptr] { engine->release_device(ptr, nullptr); }));
+  return Picture::wrap(like.format(), like.width(), like.height(), std::move(storage), 0, pitch);
+}
+
+Result<void> cuda_copy(const Picture& src, Picture& dst) {
+  auto engine = copier_engine();
+  if (!engine) return Error(ErrorCode::Unavailable, "picture", "copy cuda", "no GPU decoder is alive");
+  for (int i = 0; i < src.plane_count(); ++i) {
+    const auto& s = src.plane(i);
+    const auto& d = dst.plane(i);
+    if (auto sync = s.storage->sync_point()) PIXPATH_CHECK(sync->wait_host());
+    PIXPATH_CHECK(engine->copy_device_2d(static_cast<uint8_t*>(d.storage->data()) + d.offset, d.stride,
+                                         static_cast<const uint8_t*>(s.storage->data()) + s.offset,
+                                         s.stride, src.row_bytes(i), src.height()));
+    d.storage->mark_written();
+  }
+  return ok();
+}
+
+class LoadedGpuJpegDecoder final : public GpuJpegDecoder {
+ public:
+  explicit LoadedGpuJpegDecoder(std::shared_ptr<abi::Engine> engine) : engine_(std::move(engine)) {}
+
+  Result<codecs::ImageInfo> inspect(std::span<const uint8_t> data,
+                                    const GpuDecodeParams& params) const override {
+    PIXPATH_TRY(abi::ImageHeader h, engine_->inspect(request(data, params)));
+    codecs::ImageInfo info;
+    info.width = h.width;
+    info.height = h.height;
+    info.has_alpha = h.has_alpha;
+    info.natural_format = h.has_alpha ? PixelFormat::RGBA : (h.components == 1 ? PixelFormat::GRAY8 : PixelFormat::RGB);
+    info.detail = h.detail;
+    return info;
+  }
+
+  Result<Picture> decode_to_device(std::span<const uint8_t> data,
+                                   const GpuDecodeParams& params) const override {
+    PIXPATH_TRY(abi::DeviceImage img, engine_->decode_to_device(request(data, params)));
+    return wrap_device_image(engine_, img);
+  }
+
+  Result<codecs::DecodeResult> decode_to_host(std::span<const uint8_t> data,
+                                              const GpuDecodeParams& params) const override {
+    PIXPATH_TRY(abi::ImageHeader h, engine_->inspect(request(data, params)));
+    PIXPATH_TRY(Picture pic, Picture::allocate(PixelFormat::RGBA, h.width, h.height));
+    PIXPATH_TRY(PictureView view, pic.write());
+    const auto& plane = view.plane(0);
+    PIXPATH_CHECK(engine_->decode_to_host(request(data, params), plane.data, plane.stride, h.width, h.height));
+    codecs::DecodeResult result;
+    result.picture = std::move(pic);
+    return result;
+  }
+
+  Result<void> decode_to_texture(std::span<const uint8_t> data, const GpuDecodeParams& params,
+                                 const GlTextureRegion& target) const override {
+    return engine_->decode_to_texture(request(data, params), texture_target(target));
+  }
+
+  std::vector<Result<void>> decode_batch_to_textures(std::span<const GpuTextureJob> jobs) const override {
+    std::vector<abi::DecodeRequest> requests;
+    std::vector<abi::TextureTarget> targets;
+    requests.reserve(jobs.size());
+    targets.reserve(jobs.size());
+    for (const auto& j : jobs) {
+      requests.push_back(request(j.data, j.params));
+      targets.push_back(texture_target(j.target));
+    }
+    return engine_->decode_batch_to_textures(requests.data(), targets.data(), jobs.size());
+  }
+
+  void forget_texture(uint32_t texture) const override { engine_->forget_texture(texture); }
+  std::string info_json() const override { return engine_->info_json(); }
+
+ private:
+  std::shared_ptr<abi::Engine> engine_;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<GpuJpegDecoder>> GpuJpegDecoder::create(const GpuDecoderOptions& options) {
+  PIXPATH_TRY(const abi::ModuleEntry* entry, load_module(options.module_path));
+  abi::EngineOptions eo;
+  eo.device = options.device;
+  eo.self_test = options.self_test;
+  eo.self_test_decodes = options.self_test_decodes;
+  PIXPATH_TRY(std::shared_ptr<abi::Engine> engine, entry->create(eo));
+  {
+    std::lock_guard lock(g_copier_mu);
+    g_copier_engine = engine;
+  }
+  static std::once_flag registered;
+  std::call_once(registered, [] {
+    register_memory_kind_copier(MemoryKind::CudaDevice, MemoryKindCopier{&cuda_allocate_like, &cuda_copy});
+  });
+  return std::unique_ptr<GpuJpegDecoder>(new LoadedGpuJpegDecoder(std::move(engine)));
+}
+
+Result<std::string> gpu_info_json(const GpuDecoderOptions& options) {
+  PIXPATH_TRY(const abi::ModuleEntry* entry, load_module(options.module_path));
+  if (!entry->describe_devices) return unavailable("the CUDA module cannot describe devices");
+  return entry->describe_devices();
+}
+
+}  // namespace pixpath::cuda
