@@ -72,7 +72,24 @@ int main(int argc, char** argv) {
     else if (!std::strcmp(argv[i], "--batch-iters") && i + 1 < argc) batch_iters = std::atoi(argv[++i]);
     else files.push_back(argv[i]);
   }
+  // --phases FILE: only decode_to_device (auto) of one file, then the engine's host time per
+  // phase (a fresh process, so the engine's counters hold this file alone).
+  if (argc == 3 && !std::strcmp(argv[1], "--phases")) {
+    auto created = GpuJpegDecoder::create();
+    if (!created.ok()) return std::fprintf(stderr, "%s\n", created.error().message().c_str()), 2;
+    const auto data = read_file(argv[2]);
+    const Stats s = time_it(100, 10, [&] {
+      auto pic = (*created)->decode_to_device(data, {});
+      return pic.ok() && pic->plane(0).storage->wait_ready().ok();
+    });
+    std::printf("phases %s: decode_to_device p50 %.3f ms; %s\n", argv[2], s.p50, (*created)->info_json().c_str());
+    return 0;
+  }
   testing::HeadlessGl gl;
+  if (argc == 2 && !std::strcmp(argv[1], "--gl-check")) {
+    std::printf("GL check: %s\n", gl.ok() ? gl.renderer().c_str() : gl.error().c_str());
+    return gl.ok() ? 0 : 1;
+  }
   if (!gl.ok()) {
     std::fprintf(stderr, "headless GL: %s\n", gl.error().c_str());
     return 2;

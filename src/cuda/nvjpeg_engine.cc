@@ -158,9 +158,15 @@ DriverFacts read_driver_facts() {
   if (in && std::getline(in, line)) {
     const auto pos = line.find("Kernel Module");
     if (pos != std::string::npos) {
+      // "NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  580.159.04  Release Build ..."
       std::istringstream ss(line.substr(pos + 13));
-      ss >> f.nvidia_version;
-      f.nvidia_major = std::atoi(f.nvidia_version.c_str());
+      std::string tok;
+      while (ss >> tok)
+        if (std::isdigit(static_cast<unsigned char>(tok[0])) && tok.find('.') != std::string::npos) {
+          f.nvidia_version = tok;
+          f.nvidia_major = std::atoi(tok.c_str());
+          break;
+        }
     }
   }
   (void)cudaDriverGetVersion(&f.cuda_driver_version);
@@ -338,6 +344,10 @@ class DeviceState {
   unsigned hw_engines = 0, hw_cores = 0;
   std::string hw_status;
   std::string hw_batch_error;  // set when a hardware batch failed: batches go one by one
+  // Host time per phase of decode_planes (ns, summed) and the count: wait for the turn's
+  // buffers, parse, nvjpegDecodeJpegHost, TransferToDevice (enqueue), DecodeJpegDevice (enqueue).
+  std::atomic<int64_t> phase_ns[5] = {};
+  std::atomic<int64_t> phase_count{0};
   cudaStream_t release_stream = nullptr;
   SelfTest self_test;
 
@@ -546,6 +556,13 @@ class DeviceState {
       << ",\"hardware_batch_error\":\"" << json_escape(hw_batch_error) << "\""
       << ",\"hardware_engines\":" << hw_engines << ",\"hardware_cores_per_engine\":" << hw_cores
       << ",\"hybrid_below_pixels\":" << kHybridBelowPixels;
+    if (const int64_t n = phase_count.load()) {
+      j << ",\"host_us_per_decode\":{";
+      const char* names[5] = {"wait_turn", "parse", "decode_host", "transfer_enqueue", "decode_device_enqueue"};
+      for (int i = 0; i < 5; ++i)
+        j << (i ? "," : "") << "\"" << names[i] << "\":" << double(phase_ns[i].load()) / 1000.0 / double(n);
+      j << ",\"decodes\":" << n << "}";
+    }
     if (self_test.ran) {
       j << ",\"self_test\":{\"passed\":" << (self_test.passed ? "true" : "false")
         << ",\"decodes\":" << self_test.decodes << ",\"free_before\":" << self_test.free_before
@@ -917,13 +934,23 @@ class NvjpegEngine final : public abi::Engine {
   Result<ParsedImage> decode_planes(Slot& s, const uint8_t* data, size_t size,
                                     const abi::DecodeRequest& r, PlaneSet& planes, bool luma_only,
                                     const std::function<Result<void>()>& before_host) {
+    using PhaseClock = std::chrono::steady_clock;
+    auto t_prev = PhaseClock::now();
+    auto phase = [&](int i) {
+      const auto t = PhaseClock::now();
+      d_->phase_ns[i].fetch_add(std::chrono::duration_cast<std::chrono::nanoseconds>(t - t_prev).count(),
+                                std::memory_order_relaxed);
+      t_prev = t;
+    };
     s.turn ^= 1;
     const int k = s.turn;
     // The pinned buffer and JPEG stream of this turn were last used two pictures ago; their
     // transfer must be done before the host phase writes them again.
     CUDA_TRY("gpu decode", cudaEventSynchronize(s.turn_done[k]));
+    phase(0);
     nvjpegJpegStream_t js = s.jpeg_stream[k];
     PIXPATH_TRY(ParsedImage img, parse(d_->handle, js, data, size, r));
+    phase(1);
     const bool y_only = luma_only || img.components == 1;
     NVJ_TRY("gpu decode", nvjpegDecodeParamsSetOutputFormat(s.params, y_only ? NVJPEG_OUTPUT_Y : NVJPEG_OUTPUT_YUV));
 
@@ -960,10 +987,15 @@ class NvjpegEngine final : public abi::Engine {
       return gpu_error(ErrorCode::Internal, "gpu decode", "failure injected (PIXPATH_CUDA_INJECT_FAILURE)");
     NVJ_TRY("gpu decode", nvjpegStateAttachPinnedBuffer(b->state, b->pinned[k]));
     if (before_host) PIXPATH_CHECK(before_host());
+    t_prev = PhaseClock::now();
     NVJ_TRY("gpu decode", nvjpegDecodeJpegHost(d_->handle, dec, b->state, s.params, js));
+    phase(2);
     NVJ_TRY("gpu decode", nvjpegDecodeJpegTransferToDevice(d_->handle, dec, b->state, js, s.stream));
     CUDA_TRY("gpu decode", cudaEventRecord(s.turn_done[k], s.stream));
+    phase(3);
     NVJ_TRY("gpu decode", nvjpegDecodeJpegDevice(d_->handle, dec, b->state, &planes.image, s.stream));
+    phase(4);
+    d_->phase_count.fetch_add(1, std::memory_order_relaxed);
     return img;
   }
 

@@ -19,9 +19,21 @@ done
   echo "--- nvjpeg on the machine:"; find / -xdev \( -name 'libnvjpeg*' -o -name nvjpeg.h -o -name 'libturbojpeg*' \) 2>/dev/null | head -20
   echo "--- ldd module:"; ldd bin/libpixpath_cuda.so
   echo "--- ldd test:"; ldd bin/cuda_gpu_jpeg_test | grep -E "not found|EGL|epoxy|turbo|jpeg|OpenGL"
+  echo "--- EGL/GL driver files:"; ls /usr/local/nvidia/lib64 2>/dev/null | grep -i -E "egl|glx|glcore|glsi" | head; cat "${__EGL_VENDOR_LIBRARY_FILENAMES:-/dev/null}"
+  ls /usr/lib/x86_64-linux-gnu | grep -i -E "^libEGL|^libGL|^libOpenGL" | head
 } >"$OUT/env.log" 2>&1
 cat "$OUT/env.log"
 
+# GL: try the carried glvnd libraries first; if no context comes up, unpack the .gl debs into /
+# as the device README describes and use those.
+if ! bin/cuda_gpu_jpeg_benchmark --gl-check >"$OUT/glcheck.log" 2>&1; then
+  cat "$OUT/glcheck.log"
+  echo "GL with carried libs failed: unpacking gl/*.deb into /"
+  for f in gl/*.deb; do dpkg -x "$f" /; done; ldconfig
+  rm -f libs/libEGL.so.1 libs/libOpenGL.so.0 libs/libGLdispatch.so.0
+  bin/cuda_gpu_jpeg_benchmark --gl-check 2>&1 | tee -a "$OUT/glcheck.log"
+fi
+cat "$OUT/glcheck.log"
 echo "=== loader test"; timeout 60 bin/cuda_loader_test --gtest_brief=1 2>&1 | tail -3
 echo "=== GPU tests"
 timeout 300 bin/cuda_gpu_jpeg_test --gtest_color=no >"$OUT/tests.log" 2>&1; echo "tests rc=$?"
@@ -37,6 +49,10 @@ timeout 240 bin/cuda_gpu_jpeg_benchmark --iters 50 --batch-iters 30 \
   $d/crop_1280x1024_q50_420.jpg $d/crop_1600x1200_q50_420.jpg >"$OUT/bench.log" 2>&1
 echo "bench rc=$?"; cat "$OUT/bench.log" | cut -c1-300
 
+echo "=== host time per phase (fresh process per file)"
+for f in screen4k_q50_420 screen1080_q50_420 crop_512x512_q50_420; do
+  timeout 60 bin/cuda_gpu_jpeg_benchmark --phases $d/$f.jpg 2>&1 | sed 's/"index".*"hybrid_below_pixels":[0-9]*,//' | tee -a "$OUT/bench.log"
+done
 echo "=== torchvision"
 PYTHONUNBUFFERED=1 timeout 150 python3 bench_torchvision.py --iters 50 $d/screen4k_q50_420.jpg $d/screen4k_q90_444.jpg \
   $d/screen4k_q70_420_rst2.jpg $d/screen1080_q50_420.jpg $d/screen1080_q90_444.jpg >"$OUT/torchvision.log" 2>&1

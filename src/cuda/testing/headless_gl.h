@@ -17,32 +17,42 @@ class HeadlessGl {
  public:
   // Makes the context current on the calling thread; error() says why not.
   HeadlessGl() {
-    if (!epoxy_has_egl_extension(EGL_NO_DISPLAY, "EGL_EXT_device_enumeration") ||
-        !epoxy_has_egl_extension(EGL_NO_DISPLAY, "EGL_EXT_platform_device")) {
-      error_ = "EGL device platform not available (no EGL_EXT_device_enumeration / EGL_EXT_platform_device)";
-      return;
-    }
-    EGLint n = 0;
-    eglQueryDevicesEXT(0, nullptr, &n);
-    std::vector<EGLDeviceEXT> devices(static_cast<size_t>(n));
-    eglQueryDevicesEXT(n, devices.data(), &n);
-    EGLDeviceEXT chosen = EGL_NO_DEVICE_EXT;
-    for (auto d : devices) {
-      const char* ext = eglQueryDeviceStringEXT(d, EGL_EXTENSIONS);
-      if (ext && std::strstr(ext, "EGL_NV_device_cuda")) {
-        chosen = d;
-        break;
+    const char* client = eglQueryString(EGL_NO_DISPLAY, EGL_EXTENSIONS);
+    const std::string ext = client ? client : "";
+    if (ext.find("EGL_EXT_device_enumeration") != std::string::npos &&
+        ext.find("EGL_EXT_platform_device") != std::string::npos) {
+      EGLint n = 0;
+      eglQueryDevicesEXT(0, nullptr, &n);
+      std::vector<EGLDeviceEXT> devices(static_cast<size_t>(n));
+      eglQueryDevicesEXT(n, devices.data(), &n);
+      EGLDeviceEXT chosen = EGL_NO_DEVICE_EXT;
+      for (auto d : devices) {
+        const char* dext = eglQueryDeviceStringEXT(d, EGL_EXTENSIONS);
+        if (dext && std::strstr(dext, "EGL_NV_device_cuda")) {
+          chosen = d;
+          break;
+        }
       }
+      if (chosen != EGL_NO_DEVICE_EXT) {
+        display_ = eglGetPlatformDisplayEXT(EGL_PLATFORM_DEVICE_EXT, chosen, nullptr);
+        platform_ = "EGL device platform (EGL_NV_device_cuda device)";
+      } else {
+        error_ = "no EGL device with EGL_NV_device_cuda among " + std::to_string(n) + "; ";
+      }
+    } else {
+      error_ = "EGL client extensions lack device enumeration (" +
+               (client ? ext : "eglQueryString failed, error " + std::to_string(eglGetError())) + "); ";
     }
-    if (chosen == EGL_NO_DEVICE_EXT) {
-      error_ = "no EGL device with EGL_NV_device_cuda among " + std::to_string(n);
-      return;
+    if (display_ == EGL_NO_DISPLAY) {  // NVIDIA's default display is the first GPU when headless
+      display_ = eglGetDisplay(EGL_DEFAULT_DISPLAY);
+      platform_ = "EGL default display";
     }
-    display_ = eglGetPlatformDisplayEXT(EGL_PLATFORM_DEVICE_EXT, chosen, nullptr);
     if (display_ == EGL_NO_DISPLAY || !eglInitialize(display_, nullptr, nullptr)) {
-      error_ = "eglInitialize on the CUDA EGL device failed";
+      error_ += "eglInitialize failed (error " + std::to_string(eglGetError()) + ")";
+      display_ = EGL_NO_DISPLAY;
       return;
     }
+    error_.clear();
     eglBindAPI(EGL_OPENGL_API);
     const EGLint config_attribs[] = {EGL_SURFACE_TYPE, EGL_PBUFFER_BIT, EGL_RENDERABLE_TYPE,
                                      EGL_OPENGL_BIT, EGL_NONE};
@@ -81,7 +91,7 @@ class HeadlessGl {
   std::string renderer() const {
     const auto* r = glGetString(GL_RENDERER);
     const auto* v = glGetString(GL_VERSION);
-    return std::string(r ? reinterpret_cast<const char*>(r) : "?") + " / " +
+    return platform_ + ": " + std::string(r ? reinterpret_cast<const char*>(r) : "?") + " / " +
            (v ? reinterpret_cast<const char*>(v) : "?");
   }
 
@@ -124,6 +134,7 @@ class HeadlessGl {
   EGLContext context_ = EGL_NO_CONTEXT;
   bool ok_ = false;
   std::string error_;
+  std::string platform_;
 };
 
 }  // namespace pixpath::cuda::testing
