@@ -14,6 +14,7 @@
 #include <turbojpeg.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -62,6 +63,128 @@ std::vector<uint8_t> read_file(const char* path) {
   return {std::istreambuf_iterator<char>(in), {}};
 }
 
+
+// --probe FILE: nvJPEG's own APIs in several set-ups, to find what the decoupled path costs
+// (host time of each phase, p50 of 60).
+int pool_malloc(void* ctx, void** ptr, size_t size, cudaStream_t stream) {
+  return cudaMallocFromPoolAsync(ptr, size, static_cast<cudaMemPool_t>(ctx), stream) == cudaSuccess ? 0 : 1;
+}
+int pool_free(void*, void* ptr, size_t, cudaStream_t stream) { return cudaFreeAsync(ptr, stream) == cudaSuccess ? 0 : 1; }
+std::atomic<int> g_pinned_allocs{0}, g_dev_allocs{0};
+int pinned_malloc(void*, void** ptr, size_t size, cudaStream_t) {
+  ++g_pinned_allocs;
+  return cudaHostAlloc(ptr, size, cudaHostAllocDefault) == cudaSuccess ? 0 : 1;
+}
+int pinned_free(void*, void* ptr, size_t, cudaStream_t) { return cudaFreeHost(ptr) == cudaSuccess ? 0 : 1; }
+int counting_pool_malloc(void* ctx, void** ptr, size_t size, cudaStream_t stream) {
+  ++g_dev_allocs;
+  return pool_malloc(ctx, ptr, size, stream);
+}
+
+int probe(const char* path) {
+  const auto data = read_file(path);
+  cudaStream_t stream;
+  cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking);
+  cudaMemPool_t pool;
+  cudaMemPoolProps pp{};
+  pp.allocType = cudaMemAllocationTypePinned;
+  pp.location.type = cudaMemLocationTypeDevice;
+  pp.location.id = 0;
+  cudaMemPoolCreate(&pool, &pp);
+  uint64_t keep = UINT64_MAX;
+  cudaMemPoolSetAttribute(pool, cudaMemPoolAttrReleaseThreshold, &keep);
+  void* out = nullptr;
+  cudaMalloc(&out, size_t{64} << 20);
+  for (int variant = 0; variant < 8; ++variant) {
+    const bool v2 = variant >= 4;
+    const bool alternate = variant == 6;
+    const bool rgbi = variant == 7;
+    const nvjpegBackend_t backend = (variant % 2) ? NVJPEG_BACKEND_GPU_HYBRID : NVJPEG_BACKEND_HYBRID;
+    const bool single_call = variant == 2 || variant == 3;
+    nvjpegHandle_t h = nullptr;
+    nvjpegDevAllocatorV2_t dev{counting_pool_malloc, pool_free, pool};
+    nvjpegPinnedAllocatorV2_t pin{pinned_malloc, pinned_free, nullptr};
+    if (v2) nvjpegCreateExV2(NVJPEG_BACKEND_DEFAULT, &dev, &pin, 0, &h);
+    else nvjpegCreateSimple(&h);
+    nvjpegJpegDecoder_t dec;
+    nvjpegDecoderCreate(h, backend, &dec);
+    nvjpegJpegState_t st;
+    nvjpegDecoderStateCreate(h, dec, &st);
+    nvjpegBufferPinned_t pb[2];
+    nvjpegBufferDevice_t db;
+    if (v2) {
+      nvjpegBufferPinnedCreateV2(h, &pin, &pb[0]);
+      nvjpegBufferPinnedCreateV2(h, &pin, &pb[1]);
+      nvjpegBufferDeviceCreateV2(h, &dev, &db);
+    } else {
+      nvjpegBufferPinnedCreate(h, nullptr, &pb[0]);
+      nvjpegBufferPinnedCreate(h, nullptr, &pb[1]);
+      nvjpegBufferDeviceCreate(h, nullptr, &db);
+    }
+    nvjpegStateAttachDeviceBuffer(st, db);
+    nvjpegStateAttachPinnedBuffer(st, pb[0]);
+    nvjpegJpegStream_t js;
+    nvjpegJpegStreamCreate(h, &js);
+    nvjpegDecodeParams_t prm;
+    nvjpegDecodeParamsCreate(h, &prm);
+    nvjpegDecodeParamsSetOutputFormat(prm, rgbi ? NVJPEG_OUTPUT_RGBI : NVJPEG_OUTPUT_YUV);
+    std::vector<double> ph[5];
+    int turn = 0;
+    const int a0 = g_pinned_allocs, d0 = g_dev_allocs;
+    bool ok = true;
+    for (int i = 0; i < 70 && ok; ++i) {
+      auto t0 = Clock::now();
+      ok = nvjpegJpegStreamParse(h, data.data(), data.size(), 0, 0, js) == NVJPEG_STATUS_SUCCESS;
+      unsigned w = 0, hh = 0;
+      nvjpegJpegStreamGetFrameDimensions(js, &w, &hh);
+      nvjpegImage_t img{};
+      unsigned char* o = static_cast<unsigned char*>(out);
+      if (rgbi) {
+        img.channel[0] = o; img.pitch[0] = size_t(w) * 3;
+      } else {
+        for (int c = 0; c < 3; ++c) { img.channel[c] = o + size_t(c) * w * hh; img.pitch[c] = w; }
+      }
+      auto t1 = Clock::now();
+      if (alternate) { turn ^= 1; nvjpegStateAttachPinnedBuffer(st, pb[turn]); }
+      if (single_call) {
+        ok = ok && nvjpegDecodeJpeg(h, dec, st, js, &img, prm, stream) == NVJPEG_STATUS_SUCCESS;
+      } else {
+        ok = ok && nvjpegDecodeJpegHost(h, dec, st, prm, js) == NVJPEG_STATUS_SUCCESS;
+      }
+      auto t2 = Clock::now();
+      if (!single_call) {
+        ok = ok && nvjpegDecodeJpegTransferToDevice(h, dec, st, js, stream) == NVJPEG_STATUS_SUCCESS;
+        ok = ok && nvjpegDecodeJpegDevice(h, dec, st, &img, stream) == NVJPEG_STATUS_SUCCESS;
+      }
+      auto t3 = Clock::now();
+      cudaStreamSynchronize(stream);
+      auto t4 = Clock::now();
+      if (i >= 10) {
+        auto ms = [](auto a, auto b) { return std::chrono::duration<double, std::milli>(b - a).count(); };
+        ph[0].push_back(ms(t0, t1)); ph[1].push_back(ms(t1, t2)); ph[2].push_back(ms(t2, t3));
+        ph[3].push_back(ms(t3, t4)); ph[4].push_back(ms(t0, t4));
+      }
+    }
+    for (auto& v : ph) std::sort(v.begin(), v.end());
+    auto med = [](std::vector<double>& v) { return v.empty() ? -1.0 : v[v.size() / 2]; };
+    std::printf("probe %s v%d %s %s%s%s%s: parse %.3f host %.3f enqueue %.3f sync %.3f total %.3f ms; allocs during loop pinned %d device %d%s\n",
+                path, variant, backend == NVJPEG_BACKEND_HYBRID ? "HYBRID" : "GPU_HYBRID",
+                v2 ? "v2-allocators" : "default-allocators", alternate ? " alternate-pinned" : "",
+                single_call ? " nvjpegDecodeJpeg" : " decoupled", rgbi ? " RGBI" : " YUV", med(ph[0]), med(ph[1]),
+                med(ph[2]), med(ph[3]), med(ph[4]), int(g_pinned_allocs) - a0, int(g_dev_allocs) - d0, ok ? "" : " FAILED");
+    std::fflush(stdout);
+    nvjpegDecodeParamsDestroy(prm);
+    nvjpegJpegStreamDestroy(js);
+    nvjpegJpegStateDestroy(st);
+    nvjpegBufferPinnedDestroy(pb[0]);
+    nvjpegBufferPinnedDestroy(pb[1]);
+    nvjpegBufferDeviceDestroy(db);
+    nvjpegDecoderDestroy(dec);
+    nvjpegDestroy(h);
+  }
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -72,6 +195,7 @@ int main(int argc, char** argv) {
     else if (!std::strcmp(argv[i], "--batch-iters") && i + 1 < argc) batch_iters = std::atoi(argv[++i]);
     else files.push_back(argv[i]);
   }
+  if (argc == 3 && !std::strcmp(argv[1], "--probe")) return probe(argv[2]);
   // --phases FILE: only decode_to_device (auto) of one file, then the engine's host time per
   // phase (a fresh process, so the engine's counters hold this file alone).
   if (argc == 3 && !std::strcmp(argv[1], "--phases")) {

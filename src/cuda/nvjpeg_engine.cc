@@ -362,7 +362,10 @@ class DeviceState {
   std::map<uint32_t, TextureRegistration> textures;
 
   std::mutex batch_mu;
-  BatchState batch;
+  // Two batch states used in turn: the host part of batch N+1 (parse, submit) overlaps the
+  // hardware decode of batch N; a state's stream is synchronised before it is reused.
+  BatchState batch[2];
+  int batch_turn = 0;
 
   ~DeviceState() {
     (void)cudaSetDevice(device);
@@ -376,12 +379,14 @@ class DeviceState {
     }
     for (auto& s : free_slots) destroy_slot(*s);
     for (auto e : free_events) (void)cudaEventDestroy(e);
-    if (batch.state) {
-      for (auto js : batch.streams) nvjpegJpegStreamDestroy(js);
-      for (auto& p : batch.planes) p.buffer.release(batch.stream);
-      nvjpegJpegStateDestroy(batch.state);
+    for (auto& bs : batch) {
+      if (bs.state) {
+        for (auto js : bs.streams) nvjpegJpegStreamDestroy(js);
+        for (auto& p : bs.planes) p.buffer.release(bs.stream);
+        nvjpegJpegStateDestroy(bs.state);
+      }
+      if (bs.stream) (void)cudaStreamDestroy(bs.stream);
     }
-    if (batch.stream) (void)cudaStreamDestroy(batch.stream);
     if (decoder_hybrid) nvjpegDecoderDestroy(decoder_hybrid);
     if (decoder_gpu) nvjpegDecoderDestroy(decoder_gpu);
     if (hw_handle) nvjpegDestroy(hw_handle);
@@ -901,8 +906,11 @@ class NvjpegEngine final : public abi::Engine {
   }
 
   Result<ParsedImage> parse(nvjpegHandle_t handle, nvjpegJpegStream_t js, const uint8_t* data,
-                            size_t size, const abi::DecodeRequest& r) {
-    NVJ_TRY("gpu parse", nvjpegJpegStreamParse(handle, data, size, 0, 0, js));
+                            size_t size, const abi::DecodeRequest& r, bool header_only = false) {
+    if (header_only)
+      NVJ_TRY("gpu parse", nvjpegJpegStreamParseHeader(handle, data, size, js));
+    else
+      NVJ_TRY("gpu parse", nvjpegJpegStreamParse(handle, data, size, 0, 0, js));
     ParsedImage p;
     unsigned w = 0, h = 0, n = 0;
     NVJ_TRY("gpu parse", nvjpegJpegStreamGetFrameDimensions(js, &w, &h));
@@ -1064,7 +1072,8 @@ class NvjpegEngine final : public abi::Engine {
   Result<void> batch_hardware(const abi::DecodeRequest* requests, const abi::TextureTarget* targets,
                               size_t count, std::vector<Result<void>>& results,
                               std::vector<bool>& done) {
-    auto& b = d_->batch;
+    d_->batch_turn ^= 1;
+    auto& b = d_->batch[d_->batch_turn];
     if (!b.stream) {
       CUDA_TRY("gpu batch", cudaStreamCreateWithFlags(&b.stream, cudaStreamNonBlocking));
       NVJ_TRY("gpu batch", nvjpegJpegStateCreate(d_->hw_handle, &b.state));
@@ -1082,7 +1091,7 @@ class NvjpegEngine final : public abi::Engine {
       const auto& r = requests[i];
       if (r.alpha_offset >= 0 || (r.backend != kBackendAuto && r.backend != kBackendHardware)) continue;
       nvjpegJpegStream_t js = b.streams[i];
-      auto p = parse(d_->hw_handle, js, r.data, r.size, r);
+      auto p = parse(d_->hw_handle, js, r.data, r.size, r, /*header_only=*/true);
       if (!p) {
         results[i] = p.error();
         done[i] = true;
