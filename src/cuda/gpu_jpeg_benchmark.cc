@@ -279,6 +279,7 @@ int main(int argc, char** argv) {
       });
     };
     row(name, w, h, data.size(), "pixpath decode_to_device RGBA (auto)", device_route(GpuBackend::Auto));
+    row(name, w, h, data.size(), "pixpath decode_to_device, HARDWARE", device_route(GpuBackend::Hardware));
     row(name, w, h, data.size(), "pixpath decode_to_device, HYBRID", device_route(GpuBackend::Hybrid));
     row(name, w, h, data.size(), "pixpath decode_to_device, GPU_HYBRID", device_route(GpuBackend::GpuHybrid));
 

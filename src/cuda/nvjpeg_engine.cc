@@ -30,6 +30,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -51,11 +52,20 @@ namespace {
 constexpr unsigned int kGlTexture2D = 0x0DE1;
 constexpr int kBackendAuto = 0, kBackendHybrid = 1, kBackendGpuHybrid = 2, kBackendHardware = 3;
 
-// Backend routing for one picture (decoupled API), from the H200 measurement in
-// docs/performance.md ("GPU decode", backend routing table): below this many pixels HYBRID
-// (Huffman on the CPU) is at least as fast as GPU_HYBRID; above it GPU_HYBRID. Several
-// pictures in flight go to the HARDWARE engines as a batch (decode_batch_to_textures).
-constexpr int64_t kHybridBelowPixels = 1'000'000;
+// Backend routing for one picture, from the H200 measurements in docs/performance.md ("GPU
+// decode", 2026-11-30, nvJPEG 13.0.1, driver 580.159.04, p50 of 100 decodes of screen content
+// q50 4:2:0):
+// - Baseline colour pictures go to the HARDWARE engines (batched API, batch of 1) where the GPU
+//   has them: nvjpegDecode alone took 0.22 / 1.25 / 4.66 ms at 512x512 / 1080p / 4K, while the
+//   decoupled API's host phase alone took 0.9-1.1 / 1.8-3.0 / 3.2-4.4 ms (HYBRID /
+//   GPU_HYBRID, probe in gpu_jpeg_benchmark.cc --probe).
+// - Otherwise (progressive, gray, no engines) the decoupled API: HYBRID (Huffman on the CPU)
+//   below this many pixels, GPU_HYBRID above. Measured HYBRID / GPU_HYBRID decode_to_device:
+//   256x256 0.23 / 1.38 ms, 512x512 0.84 / 1.58, 1024x768 1.37 / 1.83, 1280x1024 1.85 / 1.99,
+//   1600x1200 2.26 / 2.15, 1920x1080 3.3-4.0 / 2.6-2.8, 3840x2160 9.3-10.6 / 5.2-6.3: the
+//   crossover lies between 1.3 and 1.9 Mpixel.
+// Several pictures in flight go to the HARDWARE engines as one batch (decode_batch_to_textures).
+constexpr int64_t kHybridBelowPixels = 1'500'000;
 
 // ---------------------------------------------------------------------------------------------
 // Errors
@@ -306,6 +316,9 @@ struct Slot {
   nvjpegDecodeParams_t params = nullptr;
   PlaneSet color, alpha;
   DeviceBuffer scratch_rgba;  // host readback
+  // One picture on the hardware engines: a batched-API state initialised for batch size 1.
+  nvjpegJpegState_t hw_state = nullptr;
+  nvjpegJpegStream_t hw_stream = nullptr;
 };
 
 struct TextureRegistration {
@@ -348,6 +361,7 @@ class DeviceState {
   // buffers, parse, nvjpegDecodeJpegHost, TransferToDevice (enqueue), DecodeJpegDevice (enqueue).
   std::atomic<int64_t> phase_ns[5] = {};
   std::atomic<int64_t> phase_count{0};
+  std::atomic<int64_t> hw_single_ns{0}, hw_single_count{0};  // hardware route, host time
   cudaStream_t release_stream = nullptr;
   SelfTest self_test;
 
@@ -403,6 +417,8 @@ class DeviceState {
   }
   void destroy_slot(Slot& s) {
     if (s.stream) (void)cudaStreamSynchronize(s.stream);
+    if (s.hw_stream) nvjpegJpegStreamDestroy(s.hw_stream);
+    if (s.hw_state) nvjpegJpegStateDestroy(s.hw_state);
     destroy_backend(s.hybrid);
     destroy_backend(s.gpu);
     for (auto js : s.jpeg_stream)
@@ -568,6 +584,9 @@ class DeviceState {
         j << (i ? "," : "") << "\"" << names[i] << "\":" << double(phase_ns[i].load()) / 1000.0 / double(n);
       j << ",\"decodes\":" << n << "}";
     }
+    if (const int64_t n = hw_single_count.load())
+      j << ",\"hardware_single\":{\"decodes\":" << n << ",\"host_us_per_decode\":"
+        << double(hw_single_ns.load()) / 1000.0 / double(n) << "}";
     if (self_test.ran) {
       j << ",\"self_test\":{\"passed\":" << (self_test.passed ? "true" : "false")
         << ",\"decodes\":" << self_test.decodes << ",\"free_before\":" << self_test.free_before
@@ -852,13 +871,13 @@ class NvjpegEngine final : public abi::Engine {
       return gpu_error(ErrorCode::Unavailable, "gpu self-test", why);
     };
     for (int i = 0; i < 3; ++i)  // warm-up: slots, pool, nvJPEG buffers
-      for (int b : {kBackendHybrid, kBackendGpuHybrid})
+      for (int b : {kBackendHybrid, kBackendGpuHybrid, kBackendAuto})
         if (auto e = one(b); !e) return fail(e.error().stage() + ": " + e.error().reason());
     if (auto e = cudaDeviceSynchronize(); e != cudaSuccess) return fail(cudaGetErrorString(e));
     size_t free0 = 0, free1 = 0, total = 0;
     (void)cudaMemGetInfo(&free0, &total);
     for (int i = 0; i < decodes; ++i)
-      if (auto e = one(i % 2 ? kBackendGpuHybrid : kBackendHybrid); !e)
+      if (auto e = one(i % 3 == 0 ? kBackendHybrid : (i % 3 == 1 ? kBackendGpuHybrid : kBackendAuto)); !e)
         return fail(e.error().stage() + ": " + e.error().reason());
     if (auto e = cudaDeviceSynchronize(); e != cudaSuccess) return fail(cudaGetErrorString(e));
     (void)cudaMemGetInfo(&free1, &total);
@@ -950,6 +969,10 @@ class NvjpegEngine final : public abi::Engine {
                                 std::memory_order_relaxed);
       t_prev = t;
     };
+    if (d_->hw_handle && !luma_only && (r.backend == kBackendAuto || r.backend == kBackendHardware)) {
+      PIXPATH_TRY(std::optional<ParsedImage> hw, decode_hardware(s, data, size, r, planes, before_host));
+      if (hw) return *hw;  // else: not for the engines (progressive, gray...): decoupled below
+    }
     s.turn ^= 1;
     const int k = s.turn;
     // The pinned buffer and JPEG stream of this turn were last used two pictures ago; their
@@ -1005,6 +1028,43 @@ class NvjpegEngine final : public abi::Engine {
     phase(4);
     d_->phase_count.fetch_add(1, std::memory_order_relaxed);
     return img;
+  }
+
+  // One baseline colour picture on the hardware engines. nullopt: the engines do not take it.
+  Result<std::optional<ParsedImage>> decode_hardware(Slot& s, const uint8_t* data, size_t size,
+                                                     const abi::DecodeRequest& r, PlaneSet& planes,
+                                                     const std::function<Result<void>()>& before_host) {
+    const auto t0 = std::chrono::steady_clock::now();
+    if (!s.hw_state) {
+      NVJ_TRY("gpu init", nvjpegJpegStateCreate(d_->hw_handle, &s.hw_state));
+      NVJ_TRY("gpu init", nvjpegJpegStreamCreate(d_->hw_handle, &s.hw_stream));
+      NVJ_TRY("gpu init", nvjpegDecodeBatchedInitialize(d_->hw_handle, s.hw_state, 1, 1, NVJPEG_OUTPUT_YUV));
+    }
+    PIXPATH_TRY(ParsedImage img, parse(d_->hw_handle, s.hw_stream, data, size, r, /*header_only=*/true));
+    int unsupported = 1;
+    if (img.components != 3 ||
+        nvjpegDecodeBatchedSupported(d_->hw_handle, s.hw_stream, &unsupported) != NVJPEG_STATUS_SUCCESS ||
+        unsupported != 0)
+      return std::optional<ParsedImage>();
+    unsigned w[3], h[3];
+    for (int c = 0; c < 3; ++c) w[c] = img.comp_w[c], h[c] = img.comp_h[c];
+    PIXPATH_CHECK(planes.prepare(3, w, h, d_->pool, s.stream));
+    planes.layout = layout_for(img.css, 3);
+    planes.width = img.width;
+    planes.height = img.height;
+    if (inject_failure("decode"))
+      return gpu_error(ErrorCode::Internal, "gpu decode", "failure injected (PIXPATH_CUDA_INJECT_FAILURE)");
+    // Reported on H100: the hardware path may not honour stream order. Start from an idle
+    // stream: the previous picture's conversion has read these planes.
+    CUDA_TRY("gpu decode", cudaStreamSynchronize(s.stream));
+    if (before_host) PIXPATH_CHECK(before_host());
+    const unsigned char* ptr = data;
+    NVJ_TRY("gpu decode", nvjpegDecodeBatched(d_->hw_handle, s.hw_state, &ptr, &size, &planes.image, s.stream));
+    d_->hw_single_ns.fetch_add(
+        std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t0).count(),
+        std::memory_order_relaxed);
+    d_->hw_single_count.fetch_add(1, std::memory_order_relaxed);
+    return std::optional<ParsedImage>(img);
   }
 
   // Colour (and, for jpega, alpha) planes of one request.
