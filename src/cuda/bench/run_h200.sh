@@ -54,7 +54,7 @@ for f in screen4k_q50_420 screen1080_q50_420 crop_512x512_q50_420; do
   timeout 60 bin/cuda_gpu_jpeg_benchmark --phases $d/$f.jpg 2>&1 | sed 's/"index".*"hybrid_below_pixels":[0-9]*,//' | tee -a "$OUT/bench.log"
 done
 echo "=== torchvision"
-PYTHONUNBUFFERED=1 timeout 150 python3 bench_torchvision.py --iters 50 $d/screen4k_q50_420.jpg $d/screen4k_q90_444.jpg \
+[ "${SKIP_TORCHVISION:-0}" = 1 ] && echo skipped || PYTHONUNBUFFERED=1 timeout 150 python3 bench_torchvision.py --iters 50 $d/screen4k_q50_420.jpg $d/screen4k_q90_444.jpg \
   $d/screen4k_q70_420_rst2.jpg $d/screen1080_q50_420.jpg $d/screen1080_q90_444.jpg >"$OUT/torchvision.log" 2>&1
 echo "torchvision rc=$?"; cat "$OUT/torchvision.log" | tail -20
 
