@@ -469,6 +469,26 @@ TEST_F(GpuJpegGlTest, TwoWindowsOnOneContext) {
     const auto d = diff(px.data(), size_t(w) * 4, v->plane(0).data, v->plane(0).stride, w, h);
     EXPECT_EQ(d.max[0] + d.max[1] + d.max[2] + d.max[3], 0) << d.str();
   }
+  // A region update after whole-texture (write-discard) updates keeps the rest of the texture.
+  const auto before = testing::HeadlessGl::read_texture(a, w, h);
+  const int rw = 200, rh = 100, rx = 300, ry = 200;
+  const auto small = encode(screen_like(rw, rh, 3), rw, rh, {2, 2, false, 70});
+  ASSERT_TRUE(dec().decode_to_texture(small, {}, {a, w, h, rx, ry}).ok());
+  const auto after = testing::HeadlessGl::read_texture(a, w, h);
+  auto region = dec().decode_to_host(small, {});
+  ASSERT_TRUE(region.ok());
+  auto rv = region->picture.read();
+  size_t wrong = 0;
+  for (int y = 0; y < h; ++y)
+    for (int x = 0; x < w; ++x)
+      for (int c = 0; c < 4; ++c) {
+        const size_t i = (size_t(y) * w + x) * 4 + size_t(c);
+        const bool inside = x >= rx && y >= ry && x < rx + rw && y < ry + rh;
+        const uint8_t want = inside ? rv->plane(0).data[size_t(y - ry) * rv->plane(0).stride + size_t(x - rx) * 4 + size_t(c)]
+                                    : before[i];
+        wrong += after[i] != want;
+      }
+  EXPECT_EQ(wrong, 0u);
   dec().forget_texture(a);
   dec().forget_texture(b);
   glDeleteTextures(1, &a);

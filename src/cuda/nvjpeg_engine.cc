@@ -325,7 +325,31 @@ struct TextureRegistration {
   cudaGraphicsResource_t resource = nullptr;
   cudaArray_t array = nullptr;
   cudaSurfaceObject_t surface = 0;
+  unsigned map_flags = cudaGraphicsMapFlagsNone;
 };
+
+// A picture covering the whole texture is mapped write-discard (CUDA neither reads nor keeps the
+// old contents), which saves part of the map's synchronisation; a region update keeps them.
+// PIXPATH_CUDA_NO_WRITE_DISCARD=1 turns this off (benchmark A/B).
+Result<void> set_map_flags(TextureRegistration& reg, bool whole_texture) {
+  static const bool disabled = std::getenv("PIXPATH_CUDA_NO_WRITE_DISCARD") != nullptr;
+  const unsigned want = whole_texture && !disabled ? cudaGraphicsMapFlagsWriteDiscard : cudaGraphicsMapFlagsNone;
+  if (want == reg.map_flags) return ok();
+  CUDA_TRY("gpu texture", cudaGraphicsResourceSetMapFlags(reg.resource, want));
+  reg.map_flags = want;
+  return ok();
+}
+
+// How many hardware batches may be in flight (batch states used in turn); 2 by default,
+// PIXPATH_CUDA_BATCH_DEPTH=1..4 for measurements.
+int batch_depth() {
+  static const int depth = [] {
+    const char* v = std::getenv("PIXPATH_CUDA_BATCH_DEPTH");
+    const int d = v ? std::atoi(v) : 2;
+    return d < 1 ? 1 : (d > 4 ? 4 : d);
+  }();
+  return depth;
+}
 
 struct BatchState {
   cudaStream_t stream = nullptr;
@@ -378,7 +402,7 @@ class DeviceState {
   std::mutex batch_mu;
   // Two batch states used in turn: the host part of batch N+1 (parse, submit) overlaps the
   // hardware decode of batch N; a state's stream is synchronised before it is reused.
-  BatchState batch[2];
+  BatchState batch[4];
   int batch_turn = 0;
 
   ~DeviceState() {
@@ -746,6 +770,9 @@ class NvjpegEngine final : public abi::Engine {
     bool mapped = false;
     // Map while nvJPEG's host phase runs: the map's GL synchronisation overlaps the decode.
     auto map = [&]() -> Result<void> {
+      const auto& pl = slot->color;  // sized by the decode before it calls this
+      PIXPATH_CHECK(set_map_flags(*reg, t.x == 0 && t.y == 0 && pl.width == t.texture_width &&
+                                            pl.height == t.texture_height));
       CUDA_TRY("gpu texture", cudaGraphicsMapResources(1, &reg->resource, stream));
       mapped = true;
       return ok();
@@ -1132,7 +1159,7 @@ class NvjpegEngine final : public abi::Engine {
   Result<void> batch_hardware(const abi::DecodeRequest* requests, const abi::TextureTarget* targets,
                               size_t count, std::vector<Result<void>>& results,
                               std::vector<bool>& done) {
-    d_->batch_turn ^= 1;
+    d_->batch_turn = (d_->batch_turn + 1) % batch_depth();
     auto& b = d_->batch[d_->batch_turn];
     if (!b.stream) {
       CUDA_TRY("gpu batch", cudaStreamCreateWithFlags(&b.stream, cudaStreamNonBlocking));
@@ -1203,6 +1230,15 @@ class NvjpegEngine final : public abi::Engine {
       regs[size_t(j)] = *reg;
       if (std::find(resources.begin(), resources.end(), (*reg)->resource) == resources.end())
         resources.push_back((*reg)->resource);
+    }
+    for (int j = 0; j < n; ++j) {  // write-discard where one picture covers a whole texture
+      const auto& t = targets[picked[size_t(j)]];
+      int users = 0;
+      for (int k = 0; k < n; ++k) users += regs[size_t(k)] == regs[size_t(j)];
+      const auto& ps = b.planes[size_t(j)];
+      PIXPATH_CHECK(set_map_flags(*regs[size_t(j)], users == 1 && t.x == 0 && t.y == 0 &&
+                                                         ps.width == t.texture_width &&
+                                                         ps.height == t.texture_height));
     }
     CUDA_TRY("gpu texture", cudaGraphicsMapResources(int(resources.size()), resources.data(), b.stream));
     Result<void> status = ok();
