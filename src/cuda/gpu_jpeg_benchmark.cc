@@ -332,7 +332,7 @@ int main(int argc, char** argv) {
         for (auto& j : jobs) ok = ok && dec.decode_to_texture(j.data, {}, j.target).ok();
       ok = ok && testing::HeadlessGl::fence_wait();
       const double s = std::chrono::duration<double>(Clock::now() - t0).count();
-      std::printf("| %s | %dx%d | %zu | 8 windows one by one (decoupled), back to back | aggregate %.0f frames/s | | | %d rounds in %.3f s |\n",
+      std::printf("| %s | %dx%d | %zu | 8 windows one by one (decode_to_texture each), back to back | aggregate %.0f frames/s | | | %d rounds in %.3f s |\n",
                   name.c_str(), w, h, data.size(), ok ? 8.0 * batch_iters / s : 0.0, batch_iters, s);
     }
     for (auto t : texs) {

@@ -340,15 +340,19 @@ Result<void> set_map_flags(TextureRegistration& reg, bool whole_texture) {
   return ok();
 }
 
-// How many hardware batches may be in flight (batch states used in turn); 2 by default,
-// PIXPATH_CUDA_BATCH_DEPTH=1..4 for measurements.
-int batch_depth() {
-  static const int depth = [] {
+// How many hardware batches may be in flight (batch states used in turn). Measured on the H200
+// (docs/performance.md, 8 windows back to back): 3 in flight gave 918 / 916 frames/s of 4K q50
+// against 892 with 2, but 3472 / 3451 frames/s of 512x512 against 11,839-11,858 with 2 (and
+// 3213 vs 3270 at 1080p). So: 3 when the batch's pictures average 4 Mpixel or more, else 2.
+// PIXPATH_CUDA_BATCH_DEPTH=1..4 fixes it (measurements).
+int batch_depth(int64_t mean_pixels) {
+  static const int forced = [] {
     const char* v = std::getenv("PIXPATH_CUDA_BATCH_DEPTH");
-    const int d = v ? std::atoi(v) : 2;
-    return d < 1 ? 1 : (d > 4 ? 4 : d);
+    const int d = v ? std::atoi(v) : 0;
+    return d < 0 ? 0 : (d > 4 ? 4 : d);
   }();
-  return depth;
+  if (forced) return forced;
+  return mean_pixels >= 4'000'000 ? 3 : 2;
 }
 
 struct BatchState {
@@ -404,6 +408,7 @@ class DeviceState {
   // hardware decode of batch N; a state's stream is synchronised before it is reused.
   BatchState batch[4];
   int batch_turn = 0;
+  int64_t last_batch_mean_pixels = 0;
 
   ~DeviceState() {
     (void)cudaSetDevice(device);
@@ -1159,7 +1164,8 @@ class NvjpegEngine final : public abi::Engine {
   Result<void> batch_hardware(const abi::DecodeRequest* requests, const abi::TextureTarget* targets,
                               size_t count, std::vector<Result<void>>& results,
                               std::vector<bool>& done) {
-    d_->batch_turn = (d_->batch_turn + 1) % batch_depth();
+    // The depth follows the previous batch's picture size (windows keep their sizes).
+    d_->batch_turn = (d_->batch_turn + 1) % batch_depth(d_->last_batch_mean_pixels);
     auto& b = d_->batch[d_->batch_turn];
     if (!b.stream) {
       CUDA_TRY("gpu batch", cudaStreamCreateWithFlags(&b.stream, cudaStreamNonBlocking));
@@ -1194,6 +1200,9 @@ class NvjpegEngine final : public abi::Engine {
     }
     if (picked.size() < 2) return ok();
     const int n = static_cast<int>(picked.size());
+    int64_t pixels = 0;
+    for (size_t i : picked) pixels += int64_t(parsed[i].width) * parsed[i].height;
+    d_->last_batch_mean_pixels = pixels / n;
     if (b.initialized_size != n) {
       NVJ_TRY("gpu batch", nvjpegDecodeBatchedInitialize(d_->hw_handle, b.state, n, 1, NVJPEG_OUTPUT_YUV));
       b.initialized_size = n;
