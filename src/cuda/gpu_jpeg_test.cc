@@ -2,9 +2,11 @@
 // Without a GPU (or driver, or nvJPEG) every test skips, naming the reason.
 //
 // Tolerance (stated, and printed per case): the kernel reproduces libjpeg-turbo's fancy
-// upsampling and fixed-point colour conversion exactly, so the differences left come from the
-// IDCT (nvJPEG's vs libjpeg's ISLOW): per channel, mean |GPU - tjDecompress2| <= 0.6 and
-// max <= 8 levels (kMeanTolerance, kMaxTolerance).
+// upsampling and fixed-point colour conversion exactly, so what is left comes from the IDCT.
+// Measured on the H200 (2026-11-30): pictures decoded by the hardware engines are identical to
+// tjDecompress2 (max 0); the decoupled backends (HYBRID / GPU_HYBRID: progressive, gray, or
+// asked for) differ by at most 3 levels, mean |d| at most 0.09 per channel. The tests allow
+// mean |d| <= 0.25 and max <= 4 (kMeanTolerance, kMaxTolerance).
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 #include <jpeglib.h>
@@ -27,8 +29,8 @@
 namespace pixpath::cuda {
 namespace {
 
-constexpr double kMeanTolerance = 0.6;
-constexpr int kMaxTolerance = 8;
+constexpr double kMeanTolerance = 0.25;
+constexpr int kMaxTolerance = 4;
 
 // Screen-like content: white page with rows of dark "glyphs", a navy terminal with yellow
 // text, a gradient window, a filled disc. Deterministic for a seed.

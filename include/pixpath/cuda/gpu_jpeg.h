@@ -41,8 +41,10 @@
 
 namespace pixpath::cuda {
 
-// Which nvJPEG backend decodes one picture. Auto routes by size (measured on an H200; see
-// route_backend() in src/cuda/nvjpeg_device.cc).
+// Which nvJPEG backend decodes one picture. Auto (measured on an H200; see kHybridBelowPixels
+// in src/cuda/nvjpeg_engine.cc): baseline colour pictures to the hardware JPEG engines where
+// the GPU has them, the rest (progressive, gray, no engines) to HYBRID below 1.5 Mpixel and
+// GPU_HYBRID above. Hybrid / GpuHybrid force the decoupled API; Hardware = Auto.
 enum class GpuBackend { Auto, Hybrid, GpuHybrid, Hardware };
 std::string_view to_string(GpuBackend backend);
 
