@@ -10,23 +10,10 @@
 #include <cstring>
 #include <utility>
 
+#include "internal/kernel_table.h"
 #include "pixpath/core/pixel_format.h"
 
 namespace pixpath::internal {
-
-using ConvertRowFn = void (*)(const uint8_t* src, uint8_t* dst, int pixels);
-using MergeRowFn = void (*)(const uint8_t* rgb, const uint8_t* alpha, uint8_t* dst, int pixels);
-using XorRowFn = void (*)(uint8_t* dst, const uint8_t* src, size_t bytes);
-
-inline constexpr int kConvertibleFormats = 11;  // RGB .. ABGR, GRAY8
-
-struct KernelTable {
-  // [src][dst] over the first kConvertibleFormats formats; null where not allowed.
-  std::array<ConvertRowFn, kConvertibleFormats * kConvertibleFormats> convert{};
-  // [rgb src][dst - RGBA]: dst one of RGBA, BGRA, ARGB, ABGR.
-  std::array<MergeRowFn, kConvertibleFormats * 4> merge{};
-  XorRowFn xor_row = nullptr;
-};
 
 struct Layout {
   int bpp, r, g, b, a, x;
