@@ -31,7 +31,8 @@ constexpr PixelFormat kWithAlpha[] = {PixelFormat::RGBA, PixelFormat::BGRA, Pixe
 struct Size {
   int w, h;
 };
-constexpr Size kSizes[] = {{1, 1}, {17, 13}, {4097, 3}};
+// 10 and 18: the edges of the 8-pixel AVX2 steps (a step needs 10 pixels left).
+constexpr Size kSizes[] = {{1, 1}, {10, 2}, {18, 1}, {17, 13}, {4097, 3}};
 constexpr uint8_t kPadByte = 0xA5;
 
 // The reference's own idea of a layout: the format's name spelled out byte by byte.
