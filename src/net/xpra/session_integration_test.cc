@@ -93,6 +93,7 @@ struct SessionRun {
   RecordingListener::Events events;
   uint64_t pings = 0, acks = 0, compressed = 0, rejected = 0;
   std::set<std::string> packet_types;
+  std::set<std::string> compressed_types;  // "hello/lz4": packet-level compression seen
   SessionEnd end;
 };
 
@@ -108,6 +109,9 @@ SessionRun run_session(const XpraServer& server, std::vector<std::string> encodi
   o.packet_hook = [&](const Packet& p) {
     std::lock_guard lock(types_mu);
     run.packet_types.insert(p.type);
+    if (p.compressed) {
+      run.compressed_types.insert(p.type + (p.main_level & kLevelLz4 ? "/lz4" : p.main_level ? "/zlib" : "/raw-chunk"));
+    }
   };
   auto started = Session::start(std::move(o), listener);
   if (!started.ok()) {
@@ -152,6 +156,9 @@ void report(const std::string& title, const SessionRun& run) {
   std::string types;
   for (const auto& t : run.packet_types) types += t + " ";
   std::fprintf(stderr, "   packet types seen: %s\n", types.c_str());
+  std::string comp;
+  for (const auto& t : run.compressed_types) comp += t + " ";
+  std::fprintf(stderr, "   compressed packets: %s\n", comp.c_str());
   for (const auto& w : run.events.windows) {
     std::fprintf(stderr, "   window %lld %dx%d+%d+%d title='%s' OR=%d\n", (long long)w.wid, w.w,
                  w.h, w.x, w.y, w.title.c_str(), int(w.override_redirect));
