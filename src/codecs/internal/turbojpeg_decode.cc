@@ -3,23 +3,38 @@
 #include <turbojpeg.h>
 
 #include <climits>
+#include <cstring>
 
 #include "internal/codec_common.h"
+#include "pixpath/core/counters.h"
 
 namespace pixpath::codecs::internal {
 namespace {
 
 // One TurboJPEG decompressor per thread, destroyed when the thread exits. TurboJPEG handles
 // are not thread-safe; decoders are called from many threads at once.
+// After a failed (or warned) call a TurboJPEG 2.1 handle can keep state from the broken
+// stream (e.g. quantisation table slots: the next, valid JPEG then fails with "Bogus DQT
+// index"), so the handle is replaced after any call that did not succeed cleanly.
 struct ThreadDecompressor {
   tjhandle handle = tjInitDecompress();
   ~ThreadDecompressor() {
     if (handle) tjDestroy(handle);
   }
+  void reset() {
+    if (handle) tjDestroy(handle);
+    handle = tjInitDecompress();
+  }
 };
 
-Result<tjhandle> decompressor(std::string_view coding) {
+ThreadDecompressor& thread_decompressor() {
   thread_local ThreadDecompressor d;
+  return d;
+}
+
+Result<tjhandle> decompressor(std::string_view coding) {
+  auto& d = thread_decompressor();
+  if (!d.handle) d.reset();
   if (!d.handle) {
     return codec_error(coding, ErrorCode::OutOfMemory, "init", "tjInitDecompress failed");
   }
@@ -104,7 +119,9 @@ int tj_pixel_format(PixelFormat f) {
 Result<void> check_tj(std::string_view coding, tjhandle h, int rc, std::vector<Error>& warnings) {
   if (rc == 0) return ok();
   std::string reason = tjGetErrorStr2(h);
-  if (tjGetErrorCode(h) == TJERR_WARNING) {
+  const bool warning = tjGetErrorCode(h) == TJERR_WARNING;
+  thread_decompressor().reset();
+  if (warning) {
     const bool trunc = reason.find("Premature end") != std::string::npos;
     warnings.push_back(codec_warning(coding, trunc ? ErrorCode::Truncated : ErrorCode::CorruptData,
                                      "decode", reason));
@@ -134,7 +151,9 @@ Result<JpegHeader> read_jpeg_header(std::string_view coding, std::span<const uin
   JpegHeader hd;
   if (tjDecompressHeader3(h, data.data(), static_cast<unsigned long>(data.size()), &hd.width,
                           &hd.height, &hd.subsampling, &hd.colorspace) != 0) {
-    return codec_error(coding, ErrorCode::CorruptData, "read header", tjGetErrorStr2(h));
+    std::string reason = tjGetErrorStr2(h);
+    thread_decompressor().reset();
+    return codec_error(coding, ErrorCode::CorruptData, "read header", reason);
   }
   if (auto e = check_decode_size(coding, hd.width, hd.height, params)) return *e;
   if (hd.colorspace == TJCS_CMYK || hd.colorspace == TJCS_YCCK) {
@@ -198,27 +217,54 @@ Result<void> turbojpeg_decode_planes(std::string_view coding, std::span<const ui
                            std::string(name(dst.format)) + " (no chroma resampling)");
   }
   if (auto e = check_destination(coding, dst, header.width, header.height)) return *e;
-  unsigned char* planes[3] = {};
-  int strides[3] = {};
+  // TurboJPEG pads the planes of odd-sized 4:2:0 / 4:2:2 pictures to whole chroma pairs
+  // (luma 17 wide -> 18, tjPlaneWidth/Height); pixpath's planes are exact. When they differ,
+  // TurboJPEG decodes into padded scratch planes and the exact part is copied (counted).
+  bool padded = false;
   for (int i = 0; i < dst.plane_count; ++i) {
     const auto& p = dst.planes[size_t(i)];
     if (p.stride > size_t(INT_MAX)) {
       return codec_error(coding, ErrorCode::InvalidArgument, "decode",
                          "destination stride too large");
     }
-    // TurboJPEG's plane sizes must be pixpath's (chroma rounded up) or it would write past them.
-    if (p.width != tjPlaneWidth(i, header.width, header.subsampling) ||
-        p.height != tjPlaneHeight(i, header.height, header.subsampling)) {
-      return codec_error(coding, ErrorCode::Internal, "decode", "plane size mismatch");
+    padded |= p.width != tjPlaneWidth(i, header.width, header.subsampling) ||
+              p.height != tjPlaneHeight(i, header.height, header.subsampling);
+  }
+  unsigned char* planes[3] = {};
+  int strides[3] = {};
+  std::vector<uint8_t> scratch;
+  if (!padded) {
+    for (int i = 0; i < dst.plane_count; ++i) {
+      planes[i] = dst.planes[size_t(i)].data;
+      strides[i] = static_cast<int>(dst.planes[size_t(i)].stride);
     }
-    planes[i] = p.data;
-    strides[i] = static_cast<int>(p.stride);
+  } else {
+    size_t offsets[3] = {}, total = 0;
+    for (int i = 0; i < dst.plane_count; ++i) {
+      strides[i] = tjPlaneWidth(i, header.width, header.subsampling);
+      offsets[i] = total;
+      total += size_t(strides[i]) * size_t(tjPlaneHeight(i, header.height, header.subsampling));
+    }
+    scratch.resize(total);
+    for (int i = 0; i < dst.plane_count; ++i) planes[i] = scratch.data() + offsets[i];
   }
   PIXPATH_TRY(tjhandle h, decompressor(coding));
   const int rc = tjDecompressToYUVPlanes(h, data.data(), static_cast<unsigned long>(data.size()),
                                          planes, header.width, strides, header.height,
                                          kDecodeFlags);
-  return check_tj(coding, h, rc, warnings);
+  PIXPATH_CHECK(check_tj(coding, h, rc, warnings));
+  if (padded) {
+    int64_t bytes = 0;
+    for (int i = 0; i < dst.plane_count; ++i) {
+      const auto& p = dst.planes[size_t(i)];
+      for (int y = 0; y < p.height; ++y) {
+        std::memcpy(p.unchecked_row(y), planes[i] + size_t(y) * size_t(strides[i]), p.row_bytes());
+      }
+      bytes += int64_t(p.row_bytes()) * p.height;
+    }
+    count_copy(bytes);
+  }
+  return ok();
 }
 
 }  // namespace pixpath::codecs::internal
