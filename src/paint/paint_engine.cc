@@ -99,7 +99,10 @@ struct PaintEngine::Impl {
         if (item->kind == Kind::Draw) {
           stats.submitted++;
           if (item->state == State::Queued) {
-            if (q.empty() && item->direct) {
+            const bool earlier_draw = std::any_of(q.begin(), q.end(), [](const ItemPtr& i) {
+              return i->kind == Kind::Draw;
+            });
+            if (!earlier_draw && item->direct) {
               item->state = State::DirectPending;
             } else {
               item->direct = false;

@@ -17,7 +17,7 @@
 // Zero-copy rule. A draw that can be decoded straight into the framebuffer (a decoder that
 // can_write() the backing's format; no delta/store; no scaled_size; paint not false) is
 // decoded directly into a DirectTarget when, at submit time, its window has no earlier
-// unpainted item: the UI thread opens the target (backing.begin_direct) and hands it to a
+// unpainted draw (events are fine: the target is opened after them): the UI thread opens the target (backing.begin_direct) and hands it to a
 // worker, the window's later items wait behind it (they keep decoding in parallel into
 // private pictures), so nothing else touches those pixels meanwhile. Every other draw decodes
 // into a private picture (in the backing's format when the decoder can write it, so the
