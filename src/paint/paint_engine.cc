@@ -110,10 +110,6 @@ struct PaintEngine::Impl {
               need_worker = true;
             }
           }
-        } else if (item->kind == Kind::WindowLost) {
-          for (auto& earlier : q)
-            if (earlier->kind == Kind::Draw && !earlier->skip)
-              earlier->skip = "window " + std::to_string(item->wid) + " was lost";
         }
         q.push_back(item);
         notify_ui();

@@ -17,20 +17,21 @@
 // Zero-copy rule. A draw that can be decoded straight into the framebuffer (a decoder that
 // can_write() the backing's format; no delta/store; no scaled_size; paint not false) is
 // decoded directly into a DirectTarget when, at submit time, its window has no earlier
-// unpainted draw (events are fine: the target is opened after them): the UI thread opens the target (backing.begin_direct) and hands it to a
-// worker, the window's later items wait behind it (they keep decoding in parallel into
-// private pictures), so nothing else touches those pixels meanwhile. Every other draw decodes
-// into a private picture (in the backing's format when the decoder can write it, so the
-// paint is one plain row copy), painted by the UI thread in order. Delta/store draws decode
-// in their natural format (what the server XORed) and are XORed on the UI thread in packet
-// order (delta_buckets.h).
+// unpainted draw (earlier window events are fine: the target is opened after them). The UI
+// thread opens the target (backing.begin_direct) and hands it to a worker; the window's later
+// items wait behind it (they keep decoding in parallel, into private pictures), so nothing
+// else touches those pixels meanwhile. Every other draw decodes into a private picture (in
+// the backing's format when the decoder can write it, so its paint is one plain row copy),
+// painted by the UI thread in order. Delta/store draws decode in their natural format (what
+// the server XORed) and are XORed on the UI thread in packet order (delta_buckets.h).
 //
 // Acknowledgements: exactly one per draw, delivered to config.on_ack on the UI thread:
 // decode_time_us > 0 (received -> painted, microseconds) on success, including void and
-// paint=false; -1 on a decode, delta or paint error (the message says which); 0 when skipped:
-// window lost or never created, engine shut down. Draws still queued when the engine shuts
-// down are acked 0 by shutdown(); draws submitted after shutdown are acked 0 at once, on the
-// submitting thread.
+// paint=false; -1 on a decode, delta or paint error (the message says which); 0 when
+// skipped: the window does not exist when the draw's turn comes (never created, or lost
+// before it; draws given before window_lost() are still painted, in order), or the engine
+// shut down. Draws still queued at shutdown are acked 0 by shutdown(); draws submitted after
+// shutdown are acked 0 at once, on the submitting thread.
 //
 // Release: storages the backing's release_domain() must release are drained on the UI thread
 // at every run_ui_once() and at shutdown().
