@@ -2,11 +2,13 @@
 
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
 #include "paint/test_support.h"
+#include "pixpath/paint/cpu_backing.h"
 #include "pixpath/paint/png_file.h"
 #include "pixpath/paint/recording.h"
 
@@ -157,6 +159,57 @@ TEST(Player, TableOutputAndBadInput) {
   opt.file = (tmp.path / "missing.pxrec").string();
   EXPECT_EQ(run_play(opt, out, err), 1);
   EXPECT_NE(err.str().find("missing.pxrec"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace pixpath::paint
+
+namespace pixpath::paint {
+namespace {
+
+// tests/data/sample.pxrec (scripts/make-sample-recording): real X applications, encoded as an
+// xpra server would; its last packets are a lossless refresh, so every window must equal its
+// reference PNG exactly (the lost window in its snapshot taken just before it was destroyed).
+TEST(Player, SampleRecordingMatchesItsReferencePictures) {
+  const char* data = std::getenv("PIXPATH_TEST_DATA");
+  ASSERT_NE(data, nullptr);
+  const std::string dir = data;
+  TempDir tmp;
+  PlayOptions opt;
+  opt.file = dir + "/sample.pxrec";
+  opt.pace = Pace::Max;
+  opt.decode_threads = 2;
+  opt.snapshot_dir = tmp.path.string();
+  CpuBacking backing;
+  auto result = play_recording(opt, backing);
+  ASSERT_TRUE(result.ok()) << result.error().message();
+  EXPECT_EQ(result->all.errors, 0) << (result->errors.empty() ? "" : result->errors[0]);
+  EXPECT_EQ(result->all.skipped, 0);
+  EXPECT_GT(result->all.painted, 50);
+  int compared = 0;
+  for (const auto& entry : fs::directory_iterator(dir)) {
+    const std::string name = entry.path().filename().string();
+    if (name.rfind("sample-window-", 0) != 0) continue;
+    const std::string wid = name.substr(14, name.size() - 14 - 4);
+    std::string snap = opt.snapshot_dir + "/window-" + wid + ".png";
+    if (!fs::exists(snap)) snap = opt.snapshot_dir + "/window-" + wid + "-lost-1.png";
+    auto want = decode_png_rgba(*read_file(entry.path().string()));
+    auto got_bytes = read_file(snap);
+    ASSERT_TRUE(got_bytes.ok()) << snap;
+    auto got = decode_png_rgba(*got_bytes);
+    ASSERT_TRUE(want.ok() && got.ok());
+    ASSERT_EQ(want->width(), got->width()) << name;
+    ASSERT_EQ(want->height(), got->height()) << name;
+    auto wv = want->read();
+    auto gv = got->read();
+    int64_t diff = 0;
+    for (int y = 0; y < want->height(); ++y)
+      diff += std::memcmp(wv->plane(0).row(y).data(), gv->plane(0).row(y).data(),
+                          wv->plane(0).row_bytes()) != 0;
+    EXPECT_EQ(diff, 0) << name << ": rows differing";
+    compared++;
+  }
+  EXPECT_EQ(compared, 4);
 }
 
 }  // namespace
