@@ -4,6 +4,7 @@
 #include <cstring>
 #include <string>
 
+#include "pixpath/core/counters.h"
 #include "pixpath/core/pixel_ops.h"
 
 namespace pixpath::paint {
@@ -173,7 +174,29 @@ Result<void> CpuBacking::paint(int64_t wid, int x, int y, const Picture& picture
 Result<void> CpuBacking::scroll(int64_t wid, std::span<const ScrollRect> rects) {
   PIXPATH_TRY(Window * win, find_idle(wid, "scroll"));
   const int fw = win->framebuffer.width(), fh = win->framebuffer.height();
-  // Phase 1: copy every source rectangle (clipped to the window and to where its destination
+  // One rectangle (xterm's usual scroll): move the rows in place, in the order that never
+  // overwrites a row before it is read (memmove handles the overlap inside a row).
+  if (rects.size() == 1 && rects[0].w > 0 && rects[0].h > 0) {
+    const ScrollRect& r = rects[0];
+    Rect src = clip({r.x, r.y, r.w, r.h}, fw, fh);
+    Rect dst = clip({src.x + r.dx, src.y + r.dy, src.w, src.h}, fw, fh);
+    if (src.w == 0 || dst.w == 0) return ok();
+    src = {dst.x - r.dx, dst.y - r.dy, dst.w, dst.h};
+    PIXPATH_TRY(PictureView all, writable(*win));
+    const auto& plane = all.plane(0);
+    const size_t bytes = static_cast<size_t>(dst.w) * 4;
+    auto move_row = [&](int i) {
+      std::memmove(plane.unchecked_row(dst.y + i) + static_cast<size_t>(dst.x) * 4,
+                   plane.unchecked_row(src.y + i) + static_cast<size_t>(src.x) * 4, bytes);
+    };
+    if (r.dy <= 0)
+      for (int i = 0; i < dst.h; ++i) move_row(i);
+    else
+      for (int i = dst.h - 1; i >= 0; --i) move_row(i);
+    count_copy(static_cast<int64_t>(bytes) * dst.h);
+    return ok();
+  }
+  // Several rectangles. Phase 1: copy every source rectangle (clipped to the window and to where its destination
   // lands inside the window) as it is before any rectangle is applied.
   struct Move {
     Picture pixels;

@@ -141,3 +141,27 @@ TEST(CpuBacking, SnapshotPngRoundTrips) {
 
 }  // namespace
 }  // namespace pixpath::paint
+
+namespace pixpath::paint {
+namespace {
+
+TEST(CpuBacking, SingleRectScrollInPlaceBothDirections) {
+  CpuBacking b;
+  ASSERT_TRUE(b.create_window(1, 6, 6).ok());
+  ASSERT_TRUE(b.paint(1, 0, 0, bgrx_picture(6, 6, coords)).ok());
+  std::vector<ScrollRect> down = {{1, 0, 4, 4, 1, 2}};  // overlapping, down and right
+  auto before = counters();
+  ASSERT_TRUE(b.scroll(1, down).ok());
+  EXPECT_EQ(counters().copies, before.copies + 1);  // in place: one copy, no temporary
+  for (int y = 2; y < 6; ++y)
+    for (int x = 2; x < 6; ++x)
+      EXPECT_EQ(testing::window_pixel(b, 1, x, y), coords(x - 1, y - 2)) << x << "," << y;
+  EXPECT_EQ(testing::window_pixel(b, 1, 0, 0), coords(0, 0));
+  ASSERT_TRUE(b.paint(1, 0, 0, bgrx_picture(6, 6, coords)).ok());
+  std::vector<ScrollRect> up = {{0, 2, 6, 4, 0, -2}};
+  ASSERT_TRUE(b.scroll(1, up).ok());
+  for (int y = 0; y < 4; ++y) EXPECT_EQ(testing::window_pixel(b, 1, 3, y), coords(3, y + 2));
+}
+
+}  // namespace
+}  // namespace pixpath::paint
