@@ -1,6 +1,7 @@
 // paint_benchmark: plays recordings through the engine as fast as it goes (Pace::Max) and
 // prints frames per second, per-stage latency and the copy counter.
-//   1. tests/data/sample.pxrec (real X applications), direct decoding on and off;
+//   1. tests/data/sample.pxrec (real X applications), direct decoding on and off, and once at
+//      the recorded pace (the latency a live client would see);
 //   2. a synthetic 4K recording generated here (not committed): 3840x2160 full-screen jpeg
 //      frames (q 75, 4:2:0) of a desktop-like picture, interleaved with small rgb24+lz4
 //      delta updates and scrolls.
@@ -119,10 +120,10 @@ Result<std::string> make_4k_recording(const std::string& dir) {
   return path;
 }
 
-int play(const std::string& file, int threads, bool direct, bool json) {
+int play(const std::string& file, int threads, bool direct, bool json, Pace pace = Pace::Max) {
   PlayOptions o;
   o.file = file;
-  o.pace = Pace::Max;
+  o.pace = pace;
   o.decode_threads = threads;
   o.direct_decode = direct;
   CpuBacking backing;
@@ -131,7 +132,8 @@ int play(const std::string& file, int threads, bool direct, bool json) {
     std::cerr << r.error().message() << "\n";
     return 1;
   }
-  std::cout << "== " << file << " (direct decode " << (direct ? "on" : "off") << ")\n";
+  std::cout << "== " << file << " (direct decode " << (direct ? "on" : "off") << ", pace "
+            << (pace == Pace::Max ? "max" : "recorded") << ")\n";
   if (json)
     std::cout << play_result_json(*r) << "\n";
   else
@@ -158,6 +160,7 @@ int main(int argc, char** argv) {
   int rc = 0;
   rc |= play(sample, threads, true, json);
   rc |= play(sample, threads, false, json);
+  rc |= play(sample, threads, true, json, Pace::Recorded);
   auto synth = make_4k_recording(out);
   if (!synth.ok()) {
     std::cerr << synth.error().message() << "\n";

@@ -89,7 +89,9 @@ TEST(PaintEngine, OrderPerWindowAcrossManyWorkers) {
   std::map<int64_t, int64_t> last;
   for (auto& a : h.acks) {
     EXPECT_GT(a.decode_time_us, 0) << a.message;
-    if (last.count(a.wid)) EXPECT_GT(a.sequence, last[a.wid]);
+    if (last.count(a.wid)) {
+      EXPECT_GT(a.sequence, last[a.wid]);
+    }
     last[a.wid] = a.sequence;
   }
   // the last packet of each window touching (0, 0) wins

@@ -110,9 +110,6 @@ class In {
   size_t pos_, end_;
 };
 
-bool fits_i32(int64_t v) {
-  return v >= std::numeric_limits<int32_t>::min() && v <= std::numeric_limits<int32_t>::max();
-}
 
 }  // namespace
 
