@@ -246,6 +246,13 @@ TEST(JpegDecoder, TruncatedAndCorruptInput) {
       GuardedDestination dst(PixelFormat::RGB, 67, 45);
       (void)decoder("jpeg").decode_into(c, {}, dst.view());
       EXPECT_TRUE(dst.guards_intact());
+      // Regression: a TurboJPEG 2.1 handle that failed on a corrupt stream made the next valid
+      // JPEG on the same thread fail ("Bogus DQT index"); the per-thread handle is now replaced
+      // after every failure.
+      GuardedDestination good(PixelFormat::RGB, 67, 45);
+      auto r = decoder("jpeg").decode_into(jpg, {}, good.view());
+      ASSERT_TRUE(r.ok()) << "after corrupt input " << i << ": " << r.error().message();
+      EXPECT_TRUE(r->warnings.empty());
     }
   }
 }
