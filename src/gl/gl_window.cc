@@ -493,7 +493,7 @@ Result<void> GlWindow::upload_shader(const ConstPictureView& view, const uint8_t
   glUniform2f(prog.u_chroma_tex_size, static_cast<float>(ctex_w), static_cast<float>(ctex_h));
   glUniform4i(prog.u_swizzle, swz[0], swz[1], swz[2], swz[3]);
   if (mode != 0) {
-    auto c = internal::yuv_coefficients(params.yuv.matrix != YuvMatrix::BT709,
+    auto c = internal::yuv_coefficients(params.yuv.matrix == YuvMatrix::BT709,
                                         params.yuv.range == YuvRange::Full);
     glUniformMatrix3fv(prog.u_matrix, 1, GL_FALSE, c.matrix);
     glUniform3f(prog.u_offset, c.offset[0], c.offset[1], c.offset[2]);
