@@ -592,32 +592,37 @@ Result<void> GlWindow::resize(int width, int height) {
 }
 
 Result<Picture> GlWindow::readback(PixelFormat format) const {
-  if (format != PixelFormat::RGBA && format != PixelFormat::BGRA) {
-    return gl_error("readback", "RGBA or BGRA only, not " + std::string(name(format)), ErrorCode::Unsupported);
+  const bool bgr_order = format == PixelFormat::BGRA || format == PixelFormat::BGRX;
+  const bool opaque = format == PixelFormat::RGBX || format == PixelFormat::BGRX;
+  if (!bgr_order && !opaque && format != PixelFormat::RGBA) {
+    return gl_error("readback", "RGBA, BGRA, RGBX or BGRX only, not " + std::string(name(format)),
+                    ErrorCode::Unsupported);
   }
   auto& impl = context_->impl();
   ScopedCurrent current(impl);
   PIXPATH_TRY(Picture pic, Picture::allocate(format, width_, height_));
   PIXPATH_TRY(PictureView v, pic.write());
-  const bool swap = format == PixelFormat::BGRA && impl.caps.gles;
+  const bool swap = bgr_order && impl.caps.gles;  // ES reads RGBA only (without extensions)
   glBindBuffer(GL_PIXEL_PACK_BUFFER, 0);
   glBindFramebuffer(GL_READ_FRAMEBUFFER, fbo_);
   glPixelStorei(GL_PACK_ROW_LENGTH, static_cast<GLint>(v.planes[0].stride / 4));
   glPixelStorei(GL_PACK_ALIGNMENT, 4);
   while (glGetError() != GL_NO_ERROR) {
   }
-  glReadPixels(0, 0, width_, height_, format == PixelFormat::BGRA && !swap ? GL_BGRA : GL_RGBA,
-               GL_UNSIGNED_BYTE, v.planes[0].data);
+  glReadPixels(0, 0, width_, height_, bgr_order && !swap ? GL_BGRA : GL_RGBA, GL_UNSIGNED_BYTE,
+               v.planes[0].data);
   GLenum err = glGetError();
   glPixelStorei(GL_PACK_ROW_LENGTH, 0);
   glBindFramebuffer(GL_READ_FRAMEBUFFER, 0);
   if (err != GL_NO_ERROR) return gl_error("readback", "glReadPixels failed (" + hex(err) + ")", ErrorCode::Internal);
-  if (swap) {
+  if (swap || opaque) {
     for (int y = 0; y < height_; ++y) {
       uint8_t* row = v.planes[0].unchecked_row(y);
-      for (int x = 0; x < width_; ++x) std::swap(row[4 * x], row[4 * x + 2]);
+      for (int x = 0; x < width_; ++x) {
+        if (swap) std::swap(row[4 * x], row[4 * x + 2]);
+        if (opaque) row[4 * x + 3] = 0xFF;
+      }
     }
-    count_copy(static_cast<int64_t>(width_) * height_ * 4);
   }
   ++impl.stats.readbacks;
   return pic;

@@ -126,8 +126,8 @@ class GlWindow {
   // New size; the content both sizes share stays, new areas get the background colour.
   [[nodiscard]] Result<void> resize(int width, int height);
 
-  // The content as a host picture (RGBA, or BGRA), read with glReadPixels from the texture's
-  // framebuffer. Waits for the GPU: for snapshots and tests, not for the paint path.
+  // The content as a host picture (RGBA or BGRA; RGBX or BGRX with X = 0xFF), read with
+  // glReadPixels from the texture's framebuffer. Waits for the GPU: for snapshots and tests, not for the paint path.
   [[nodiscard]] Result<Picture> readback(PixelFormat format = PixelFormat::RGBA) const;
 
   // Windowed: draws the texture into the X window and swaps. Headless: does nothing.
