@@ -387,6 +387,11 @@ std::vector<std::string> GlContext::probe() {
 }
 
 Result<void> GlContext::make_current() { return impl_->make_current(); }
+Result<void> GlContext::wait_idle() {
+  ScopedCurrent current(*impl_);
+  glFinish();
+  return ok();
+}
 const GlCaps& GlContext::caps() const { return impl_->caps; }
 const GlDeviceInfo& GlContext::info() const { return impl_->info; }
 const GlContextOptions& GlContext::options() const { return impl_->options; }
