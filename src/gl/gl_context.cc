@@ -58,7 +58,10 @@ std::vector<EglDevice> list_devices() {
   return out;
 }
 
-Result<EglDevice> choose_device(const GlContextOptions& o) {
+Result<EglDevice> choose_device(GlContextOptions o) {
+  if (o.cuda_device < 0 && o.egl_device_index < 0) {
+    if (const char* e = std::getenv("PIXPATH_GL_CUDA_DEVICE")) o.cuda_device = std::atoi(e);
+  }
   auto devices = list_devices();
   if (devices.empty()) return unavailable("choose EGL device", "no EGL devices (EGL_EXT_device_enumeration)");
   if (o.egl_device_index >= 0) {

@@ -6,7 +6,10 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdio>
+#include <cstdlib>
 #include <memory>
+#include <string>
 
 #include "pixpath/gl/gl_context.h"
 
@@ -17,7 +20,9 @@ inline void make_test_context(std::shared_ptr<GlContext>* out, GlContextOptions 
   *out = nullptr;
   auto ctx = GlContext::create(options);
   if (!ctx.ok()) {
-    if (options.platform == GlPlatform::Auto && ctx.error().code() == ErrorCode::Unavailable) {
+    // A platform forced through the environment must work: fail, never skip.
+    if (options.platform == GlPlatform::Auto && ctx.error().code() == ErrorCode::Unavailable &&
+        !std::getenv("PIXPATH_GL_PLATFORM")) {
       // Only skip when no EGL display works at all; a broken platform that exists is a failure.
       auto fallback = GlContext::create(GlContextOptions{});
       if (!fallback.ok()) GTEST_SKIP() << "no EGL display can be created: " << ctx.error().message();

@@ -43,13 +43,25 @@ class Xvfb {
  public:
   static constexpr int kWidth = 320, kHeight = 240;
 
+  // Tries a few free display numbers (another process may take one between the check and
+  // Xvfb's start).
   bool start(std::string* why) {
-    for (int n = 150 + getpid() % 200; n < 600; ++n) {
-      if (exists("/tmp/.X11-unix/X" + std::to_string(n)) || exists("/tmp/.X" + std::to_string(n) + "-lock")) continue;
-      display_ = n;
-      break;
+    int next = 150 + getpid() % 200;
+    for (int attempt = 0; attempt < 4; ++attempt) {
+      display_ = -1;
+      for (int n = next; n < 700; ++n) {
+        if (exists("/tmp/.X11-unix/X" + std::to_string(n)) || exists("/tmp/.X" + std::to_string(n) + "-lock")) continue;
+        display_ = n;
+        break;
+      }
+      if (display_ < 0) return *why = "no free display number", false;
+      next = display_ + 1;
+      if (start_on_display(why)) return true;
     }
-    if (display_ < 0) return *why = "no free display number", false;
+    return false;
+  }
+
+  bool start_on_display(std::string* why) {
     pid_ = fork();
     if (pid_ == 0) {
       int devnull = open("/dev/null", O_WRONLY);
@@ -72,18 +84,26 @@ class Xvfb {
       }
       std::this_thread::sleep_for(50ms);
     }
+    stop();
     return *why = "Xvfb did not create its socket within 10 s", false;
   }
 
-  ~Xvfb() {
+  ~Xvfb() { stop(); }
+
+  // TERM, up to 2 s, then KILL; always reaps.
+  void stop() {
     if (pid_ <= 0) return;
     kill(pid_, SIGTERM);
     for (int i = 0; i < 100; ++i) {
-      if (waitpid(pid_, nullptr, WNOHANG) == pid_) return;
+      if (waitpid(pid_, nullptr, WNOHANG) == pid_) {
+        pid_ = -1;
+        return;
+      }
       std::this_thread::sleep_for(20ms);
     }
     kill(pid_, SIGKILL);
     waitpid(pid_, nullptr, 0);
+    pid_ = -1;
   }
 
   std::string display() const { return ":" + std::to_string(display_); }
