@@ -37,7 +37,8 @@ std::string_view to_string(GlPlatform platform);
 struct GlContextOptions {
   GlPlatform platform = GlPlatform::Auto;
   // Device platform: choose the EGL device whose EGL_CUDA_DEVICE_NV is this CUDA ordinal
-  // (-1: the first device that has a CUDA ordinal, else the first device).
+  // (-1: the environment variable PIXPATH_GL_CUDA_DEVICE when set, else the first device
+  // that has a CUDA ordinal, else the first device).
   int cuda_device = -1;
   // Device platform: choose this EGL device index (overrides cuda_device when >= 0).
   int egl_device_index = -1;
@@ -107,6 +108,10 @@ class GlContext {
 
   // Makes the context current (without a surface) on the calling thread.
   Result<void> make_current();
+
+  // Blocks until the GPU finished everything issued (glFinish). For tests and benchmarks
+  // only: the paint path never waits like this.
+  Result<void> wait_idle();
 
   const GlCaps& caps() const;
   const GlDeviceInfo& info() const;
