@@ -1,5 +1,7 @@
 #include "pixpath/gl/gl_backing.h"
 
+#include "pixpath/paint/backing_registry.h"
+
 #include <string>
 
 #include "pixpath/core/pixel_format.h"
@@ -170,6 +172,15 @@ Result<Picture> GlBacking::snapshot(int64_t wid) {
 Result<std::unique_ptr<paint::Backing>> make_gl_backing(const GlBackingOptions& options) {
   PIXPATH_TRY(auto backing, GlBacking::create(options));
   return std::unique_ptr<paint::Backing>(std::move(backing));
+}
+
+void register_gl_backings() {
+  paint::register_backing("gl", [] { return make_gl_backing({}); });
+  paint::register_backing("gl-window", [] {
+    GlBackingOptions options;
+    options.windowed = true;
+    return make_gl_backing(options);
+  });
 }
 
 }  // namespace pixpath::gl

@@ -88,4 +88,9 @@ class GlBacking final : public paint::Backing {
 // The factory the command line registers as backing "gl".
 [[nodiscard]] Result<std::unique_ptr<paint::Backing>> make_gl_backing(const GlBackingOptions& options = {});
 
+// Registers "gl" (headless EGL: device platform on NVIDIA, Mesa surfaceless elsewhere) and
+// "gl-window" (an X11 window per xpra window; needs DISPLAY) in the paint backing registry.
+// Call once at start-up.
+void register_gl_backings();
+
 }  // namespace pixpath::gl
