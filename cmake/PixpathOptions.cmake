@@ -18,6 +18,7 @@ elseif(NOT PIXPATH_SANITIZER STREQUAL "none")
   message(FATAL_ERROR "PIXPATH_SANITIZER must be none, asan or tsan, not '${PIXPATH_SANITIZER}'")
 endif()
 if(_san)
-  add_compile_options($<$<COMPILE_LANGUAGE:CXX,C>:${_san}>)
+  # Quoted: unquoted, the ";" of the list splits the generator expression into broken flags.
+  add_compile_options("$<$<COMPILE_LANGUAGE:CXX,C>:${_san}>")
   add_link_options(${_san})
 endif()

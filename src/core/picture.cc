@@ -297,12 +297,14 @@ Result<Picture> Picture::make_writable() && {
     }
     PIXPATH_TRY(Picture out, c.allocate_like(*this));
     PIXPATH_CHECK(c.copy(*this, out));
+    *this = Picture();  // consumed: let go of the shared storage
     return out;
   }
   PIXPATH_TRY(Picture out, allocate(format_, width_, height_));
   PIXPATH_TRY(ConstPictureView src, read());
   PIXPATH_TRY(PictureView dst, out.write());
   PIXPATH_CHECK(copy_pixels(src, dst));
+  *this = Picture();  // consumed: the other holders must not stay shared with a dead handle
   return out;
 }
 

@@ -1,30 +1,49 @@
 #include "pixpath/core/pixel_ops.h"
 
+#include <atomic>
 #include <cstring>
 #include <string>
 
-#include "internal/pixel_kernels.h"
+#include "internal/kernel_table.h"
 #include "pixpath/core/counters.h"
 
 namespace pixpath {
 namespace internal {
-const KernelTable& baseline_kernels();
 #if defined(PIXPATH_HAVE_AVX2_KERNELS)
 const KernelTable& avx2_kernels();
 #endif
+
+const KernelTable* avx2_kernels_if_supported() {
+#if defined(PIXPATH_HAVE_AVX2_KERNELS)
+  if (__builtin_cpu_supports("avx2")) return &avx2_kernels();
+#endif
+  return nullptr;
+}
+
+namespace {
+std::atomic<const KernelTable*> g_kernel_override{nullptr};
+}  // namespace
+
+const KernelTable& active_kernels() {
+  if (const KernelTable* t = g_kernel_override.load(std::memory_order_relaxed)) return *t;
+  static const KernelTable& best = [&]() -> const KernelTable& {
+    const KernelTable* avx2 = avx2_kernels_if_supported();
+    return avx2 ? *avx2 : baseline_kernels();
+  }();
+  return best;
+}
+
+ScopedKernelTableForTesting::ScopedKernelTableForTesting(const KernelTable& table) {
+  g_kernel_override.store(&table, std::memory_order_relaxed);
+}
+ScopedKernelTableForTesting::~ScopedKernelTableForTesting() {
+  g_kernel_override.store(nullptr, std::memory_order_relaxed);
+}
 }  // namespace internal
 
 namespace {
 
-const internal::KernelTable& kernels() {
-  static const internal::KernelTable& k = [&]() -> const internal::KernelTable& {
-#if defined(PIXPATH_HAVE_AVX2_KERNELS)
-    if (__builtin_cpu_supports("avx2")) return internal::avx2_kernels();
-#endif
-    return internal::baseline_kernels();
-  }();
-  return k;
-}
+const internal::KernelTable& kernels() { return internal::active_kernels(); }
 
 template <class A, class B>
 std::optional<Error> same_size(const char* op, const A& a, const B& b) {

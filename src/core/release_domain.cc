@@ -51,17 +51,22 @@ void ReleaseDomain::set_wakeup(std::function<void()> wakeup) {
 
 void ReleaseDomain::enqueue(PictureStorage* storage) {
   std::function<void()> wake;
+  bool closed;
   {
     MutexLock lock(mutex_);
-    if (closed_) {
-      // Never run a release in the wrong place: drop the storage without running its release
-      // (whatever it would have freed stays allocated), visibly.
-      storage->abandon();
-      return;
+    closed = closed_;
+    if (!closed) {
+      internal::count_deferred_release();
+      queue_.push_back(storage);
+      if (queue_.size() == 1) wake = wakeup_;
     }
-    internal::count_deferred_release();
-    queue_.push_back(storage);
-    if (queue_.size() == 1) wake = wakeup_;
+  }
+  if (closed) {
+    // Never run a release in the wrong place: drop the storage without running its release
+    // (whatever it would have freed stays allocated), visibly. Outside the lock: destroying
+    // the unrun release may drop another storage of this domain, which comes back here.
+    storage->abandon();
+    return;
   }
   if (wake) wake();
 }
@@ -105,14 +110,22 @@ ReleaseDomainReport ReleaseDomain::shutdown() {
     }
     return report;
   }
-  std::vector<PictureStorage*> batch;
-  {
-    MutexLock lock(mutex_);
-    closed_ = true;
-    batch.swap(queue_);
+  // Close only once the queue is empty: a release may let go of another storage of this
+  // domain (it then runs inline, as we are current and still open), and other threads may
+  // still be queueing until the moment we close.
+  for (;;) {
+    std::vector<PictureStorage*> batch;
+    {
+      MutexLock lock(mutex_);
+      if (queue_.empty()) {
+        closed_ = true;
+        break;
+      }
+      batch.swap(queue_);
+    }
+    for (auto* s : batch) s->release_now();
+    report.released += static_cast<int64_t>(batch.size());
   }
-  for (auto* s : batch) s->release_now();
-  report.released = static_cast<int64_t>(batch.size());
   return report;
 }
 

@@ -68,7 +68,9 @@ Result<StorageRef> PictureStorage::wrap(MemoryLocation where, void* data, size_t
 
 void PictureStorage::drop_ref() {
   if (refs_.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
-  if (domain_ && !domain_->is_current()) {
+  // After shutdown nothing is released, not even where the domain is current (its context
+  // may be gone): enqueue() abandons the storage and counts it.
+  if (domain_ && (!domain_->is_current() || domain_->closed())) {
     auto domain = domain_;  // enqueue may release (and delete) this storage
     domain->enqueue(this);
     return;

@@ -3,6 +3,7 @@
 // own file and one registration line, never the core or the paint engine.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -35,6 +36,16 @@ class CodecRegistry {
   std::vector<std::string> decodable_codings() const;     // in preference order
   std::vector<CodecDescription> describe() const;
   std::vector<LibraryVersion> library_versions() const;
+
+  CodecRegistry(const CodecRegistry&) = delete;
+  CodecRegistry& operator=(const CodecRegistry&) = delete;
+  ~CodecRegistry();
+
+  struct Entry;  // one coding: its decoder, encoder and description (registry.cc)
+
+ private:
+  CodecRegistry();
+  std::vector<Entry> entries_;
 };
 
 }  // namespace pixpath::codecs

@@ -97,7 +97,9 @@ class Picture {
   Result<Picture> restride(size_t stride) const;
   // A writable picture with the same pixels: this one when it already is writable (no
   // copy), else a copy in the same memory kind (host; other kinds need their backend's
-  // MemoryKindCopier, see below).
+  // MemoryKindCopier, see below). Consumes this picture: on success it is left empty and
+  // holds no storage (so the other holders are no longer shared with it); on failure it is
+  // left unchanged.
   Result<Picture> make_writable() &&;
 
   // (storage id, generation) of plane 0: changes whenever the pixels may have changed.

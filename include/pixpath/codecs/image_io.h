@@ -1,0 +1,45 @@
+// Picture files for the command line and the tests: read JPEG, PNG, WebP, PPM/PGM/PAM or raw
+// rgb bytes into a Picture; write PNG, PPM or PAM.
+//
+// Reading uses the registry's decoders with their default limits (DecodeLimits), so a file is
+// as untrusted as a packet. The format is recognised by content (JPEG SOI, PNG signature,
+// RIFF/WEBP, P5/P6/P7); raw rgb needs an explicit RawImageSpec.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "pixpath/core/picture.h"
+#include "pixpath/core/result.h"
+
+namespace pixpath::codecs {
+
+struct RawImageSpec {
+  int width = 0, height = 0;
+  PixelFormat format = PixelFormat::RGB;  // any packed RGB order (an xpra rgb_format)
+  int rowstride = 0;                      // 0 = width * bytes per pixel
+};
+
+// "jpeg", "png", "webp", "pnm" or "" when the bytes are none of those.
+std::string sniff_image(std::span<const uint8_t> bytes);
+
+// Decodes image bytes (as sniff_image recognises them, or raw rgb when `raw` is given).
+// JPEG gives RGB (GRAY8 for gray JPEGs), PNG and WebP RGB or RGBA, PNM RGB, GRAY8 or RGBA.
+Result<Picture> read_image(std::span<const uint8_t> bytes,
+                           const std::optional<RawImageSpec>& raw = std::nullopt);
+Result<Picture> read_image_file(const std::string& path,
+                                const std::optional<RawImageSpec>& raw = std::nullopt);
+
+// PPM (P6, from RGB), PGM (P5, from GRAY8) or PAM (P7: GRAYSCALE, RGB or RGB_ALPHA). Other
+// packed formats are converted first (to RGBA when they have alpha, else RGB).
+Result<std::vector<uint8_t>> encode_pnm(const ConstPictureView& picture, bool pam);
+// Writes by the extension: .png, .ppm/.pgm/.pnm, .pam.
+Result<void> write_image_file(const std::string& path, const ConstPictureView& picture);
+
+Result<std::vector<uint8_t>> read_file(const std::string& path);
+Result<void> write_file(const std::string& path, std::span<const uint8_t> bytes);
+
+}  // namespace pixpath::codecs

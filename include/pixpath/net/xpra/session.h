@@ -1,0 +1,199 @@
+// xpra::Session: a view-only client session with a real xpra server over TCP.
+//
+// What it does on its own: sends "hello" with the capabilities a view-only client needs,
+// answers a password "challenge", maps every new window ("map-window"), answers every "ping"
+// with "ping_echo", acknowledges draws it had to reject (decode_time -1), logs and ignores
+// packet types it does not know. What it hands to its owner: windows, metadata, geometry and
+// every parsed draw through a SessionListener. The owner owes exactly one send_ack() per
+// draw it received through on_draw(); missing acks make the server throttle and then stall.
+//
+// Threading rules:
+//   - The session owns one reader thread. Every SessionListener callback and every
+//     packet_hook call runs on that thread, one at a time, in arrival order.
+//   - send_ack(), send_packet(), state(), wait_until_ready() may be called from any thread,
+//     including from inside a listener callback (e.g. an immediate ack).
+//   - disconnect() and the destructor stop and join the reader thread. Call them from any
+//     thread except the reader thread (a callback may call request_disconnect() instead).
+//   - The listener must outlive the session.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "pixpath/core/result.h"
+#include "pixpath/net/xpra/auth.h"
+#include "pixpath/net/xpra/chunk_parser.h"
+#include "pixpath/net/xpra/packet_names.h"
+#include "pixpath/net/xpra/tcp_connection.h"
+#include "pixpath/net/xpra/value.h"
+#include "pixpath/paint/draw_packet.h"
+
+namespace pixpath::xpra {
+
+struct ServerInfo {
+  std::string version;                 // "3.1.3"
+  std::vector<std::string> encodings;  // what the server can send
+  Value caps;                          // the whole hello dict
+};
+
+struct WindowInfo {
+  int64_t wid = 0;
+  int x = 0, y = 0, w = 0, h = 0;
+  bool override_redirect = false;
+  std::string title;  // metadata "title", may be empty
+  Value metadata;     // the whole metadata dict
+};
+
+struct WindowMetadata {
+  int64_t wid = 0;
+  std::optional<std::string> title;  // present when this update carries "title"
+  Value metadata;                    // the whole update dict
+};
+
+struct WindowGeometry {
+  int64_t wid = 0;
+  int x = 0, y = 0, w = 0, h = 0;
+  bool override_redirect = false;  // from configure-override-redirect
+};
+
+// How a session ended.
+struct SessionEnd {
+  bool by_client = false;            // we called disconnect()
+  std::vector<std::string> reasons;  // the server's "disconnect" reasons, if it sent any
+  std::optional<Error> error;        // a protocol / network / auth failure, if any
+  std::string message() const;
+};
+
+class SessionListener {
+ public:
+  virtual ~SessionListener() = default;
+  virtual void on_server_hello(const ServerInfo&) {}
+  virtual void on_window_new(const WindowInfo&) {}
+  virtual void on_window_lost(int64_t /*wid*/) {}
+  virtual void on_metadata(const WindowMetadata&) {}
+  virtual void on_move_resize(const WindowGeometry&) {}
+  virtual void on_raise(int64_t /*wid*/) {}
+  // A parsed draw. The listener (or whoever it hands the packet to) must send exactly one
+  // DamageAck for draw.sequence through Session::send_ack().
+  virtual void on_draw(DrawPacket&& draw) = 0;
+  // The last callback; the session is closed (sends fail with Cancelled).
+  virtual void on_closed(const SessionEnd&) {}
+};
+
+// Sees every decoded packet right after it arrived, before the session handles it; for
+// recording. Runs on the reader thread; Packet::received is the arrival time.
+using PacketHook = std::function<void(const Packet&)>;
+// One log line (no trailing newline). Runs on the reader thread or the caller's thread.
+using LogSink = std::function<void(std::string_view)>;
+
+struct SessionOptions {
+  std::string url;                     // "tcp://127.0.0.1:10000/"
+  std::vector<std::string> encodings;  // codings the client can paint (required, non-empty)
+  std::string preferred_encoding;      // "encoding"; default: the first of `encodings`
+  std::vector<std::string> rgb_formats{"BGRX", "BGRA", "RGBX", "RGBA", "RGB", "BGR"};
+  int quality = -1;                    // -1: let the server choose
+  std::vector<std::string> delta_encodings{"rgb24", "rgb32", "png"};  // "supports_delta"
+  int delta_buckets = 5;               // 0 disables delta
+  int desktop_width = 1920, desktop_height = 1080;
+  bool share = true;                   // share the session with other clients
+  bool steal = false;                  // take it over from another client
+  bool lz4 = true, zlib = true;        // packet compression we accept
+  std::string client_type = "pixpath";
+  std::string uuid;                    // default: a random one
+  PasswordSource password;             // used only when the server sends a challenge
+  Value extra_caps;                    // a dict merged into hello last (may override)
+  FrameLimits limits;
+  std::chrono::milliseconds connect_timeout{5000};
+  std::chrono::milliseconds disconnect_timeout{2000};  // wait for the server to close
+  PacketHook packet_hook;
+  LogSink log;                         // default: stderr
+  PacketNames names = kXpra31Names;
+};
+
+class Session {
+ public:
+  enum class State { Connecting, Authenticating, Ready, Closed };
+
+  // Connects, sends hello and starts the reader thread; returns once hello is sent. Use
+  // wait_until_ready() to wait for the server's hello.
+  [[nodiscard]] static Result<std::unique_ptr<Session>> start(SessionOptions options,
+                                                             SessionListener& listener);
+  ~Session();  // disconnect("client exit") if still open; joins the reader
+  Session(const Session&) = delete;
+  Session& operator=(const Session&) = delete;
+
+  // Ok once the server's hello was handled; the end's error once the session closed first;
+  // a Cancelled-free Unavailable error after `timeout`.
+  [[nodiscard]] Result<void> wait_until_ready(std::chrono::milliseconds timeout);
+  // Waits until the session is closed (by either side), up to `timeout`; true when closed.
+  bool wait_until_closed(std::chrono::milliseconds timeout);
+
+  // Sends "damage-sequence" for one draw. Any thread.
+  [[nodiscard]] Result<void> send_ack(const DamageAck& ack);
+  // Sends any packet (a list whose first item is the type). Any thread.
+  [[nodiscard]] Result<void> send_packet(const Value& packet);
+
+  // Sends "disconnect" with `reason`, waits (bounded by disconnect_timeout) for the server to
+  // close, closes the socket and joins the reader. Not from the reader thread.
+  Result<void> disconnect(std::string reason = "client exit");
+  // From a listener callback: sends "disconnect" and stops reading; the owner still calls
+  // disconnect() or destroys the session to join the reader.
+  void request_disconnect(std::string reason);
+
+  State state() const { return state_.load(); }
+  // The server hello, once Ready (empty before).
+  ServerInfo server_info() const;
+  // Counters, readable from any thread.
+  uint64_t packets_received() const { return packets_received_.load(); }
+  uint64_t draws_received() const { return draws_received_.load(); }
+  uint64_t draws_rejected() const { return draws_rejected_.load(); }
+  uint64_t acks_sent() const { return acks_sent_.load(); }
+  uint64_t pings_answered() const { return pings_answered_.load(); }
+  uint64_t compressed_packets() const { return compressed_packets_.load(); }
+
+ private:
+  Session(SessionOptions options, SessionListener& listener,
+          std::unique_ptr<TcpConnection> connection);
+  Value make_hello() const;
+  void reader_loop();
+  Result<void> handle(Packet& packet);  // an error ends the session
+  Result<void> handle_hello(const Packet& packet);
+  Result<void> handle_challenge(const Packet& packet);
+  void handle_new_window(const Packet& packet, bool override_redirect);
+  void handle_draw(Packet& packet);
+  void handle_ping(const Packet& packet);
+  void handle_geometry(const Packet& packet, bool override_redirect);
+  void finish(SessionEnd end);
+  void log(std::string_view line) const;
+  bool on_reader_thread() const { return std::this_thread::get_id() == reader_id_.load(); }
+
+  SessionOptions options_;
+  SessionListener& listener_;
+  std::unique_ptr<TcpConnection> connection_;
+  std::thread reader_;
+  std::atomic<std::thread::id> reader_id_{};
+  std::atomic<State> state_{State::Connecting};
+  std::atomic<bool> stop_reading_{false};
+  std::atomic<bool> client_disconnect_{false};
+  bool challenge_answered_ = false;  // reader thread only
+  std::vector<std::string> unknown_types_logged_;  // reader thread only
+
+  mutable std::mutex mu_;  // guards server_info_, end_, closed_ and signals cv_
+  std::condition_variable cv_;
+  ServerInfo server_info_;            // guarded by mu_
+  std::optional<SessionEnd> end_;     // guarded by mu_
+  bool joined_ = false;               // guarded by mu_ (set by disconnect/destructor)
+
+  std::atomic<uint64_t> packets_received_{0}, draws_received_{0}, draws_rejected_{0},
+      acks_sent_{0}, pings_answered_{0}, compressed_packets_{0};
+};
+
+}  // namespace pixpath::xpra

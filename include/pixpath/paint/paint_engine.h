@@ -1,0 +1,129 @@
+// PaintEngine: takes draw packets and window events from any thread, decodes on worker
+// threads, paints into a Backing on the UI thread, and ends every packet in exactly one
+// DamageAck.
+//
+// Threads.
+//   - submit(), window_new(), window_resize(), window_lost(): any thread (the network thread).
+//   - Worker threads (config.decode_threads): decode only; they never touch the backing
+//     except for writing a DirectTarget's pixels they were handed.
+//   - The UI thread (the thread that called create() and owns the backing): run_ui_once(),
+//     wait_for_work(), wait_idle(), shutdown(), the destructor. Every backing call, every
+//     delta-bucket operation, every ack and report callback happens there. config.wakeup is
+//     called from any thread when the UI thread has work; it must not block (post an event).
+//
+// Ordering. The events and draws of one window take effect in the order they were given
+// (per window; windows are independent), whatever order the workers finish decoding in.
+//
+// Zero-copy rule. A draw that can be decoded straight into the framebuffer (a decoder that
+// can_write() the backing's format; no delta/store; no scaled_size; paint not false) is
+// decoded directly into a DirectTarget when, at submit time, its window has no earlier
+// unpainted draw (earlier window events are fine: the target is opened after them). The UI
+// thread opens the target (backing.begin_direct) and hands it to a worker; the window's later
+// items wait behind it (they keep decoding in parallel, into private pictures), so nothing
+// else touches those pixels meanwhile. Every other draw decodes into a private picture (in
+// the backing's format when the decoder can write it, so its paint is one plain row copy),
+// painted by the UI thread in order. Delta/store draws decode in their natural format (what
+// the server XORed) and are XORed on the UI thread in packet order (delta_buckets.h).
+//
+// Acknowledgements: exactly one per draw, delivered to config.on_ack on the UI thread:
+// decode_time_us > 0 (received -> painted, microseconds) on success, including void and
+// paint=false; -1 on a decode, delta or paint error (the message says which); 0 when
+// skipped: the window does not exist when the draw's turn comes (never created, or lost
+// before it; draws given before window_lost() are still painted, in order), or the engine
+// shut down. Draws still queued at shutdown are acked 0 by shutdown(); draws submitted after
+// shutdown are acked 0 at once, on the submitting thread.
+//
+// Release: storages the backing's release_domain() must release are drained on the UI thread
+// at every run_ui_once() and at shutdown().
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+
+#include "pixpath/codecs/decoder.h"
+#include "pixpath/core/result.h"
+#include "pixpath/paint/backing.h"
+#include "pixpath/paint/delta_buckets.h"
+#include "pixpath/paint/draw_packet.h"
+
+namespace pixpath::paint {
+
+// Finds the decoder for a coding (null: unknown). Must be callable from any thread.
+using DecoderLookup = std::function<const codecs::Decoder*(std::string_view coding)>;
+// The builtin CPU codecs (codecs::CodecRegistry::builtin()).
+DecoderLookup builtin_decoders();
+
+// Where one packet's time went, for statistics (all in microseconds, 0 when not reached).
+struct PaintReport {
+  std::string coding;
+  size_t bytes_in = 0;
+  bool direct = false;     // decoded straight into the framebuffer
+  int64_t queue_us = 0;    // received -> decode started
+  int64_t decode_us = 0;   // decoding (worker)
+  int64_t paint_us = 0;    // delta + paint (UI thread)
+  int64_t total_us = 0;    // received -> acknowledged
+};
+
+using AckSink = std::function<void(const DamageAck& ack, const PaintReport& report)>;
+
+struct PaintEngineConfig {
+  int decode_threads = 2;
+  int delta_buckets = DeltaBuckets::kDefaultCount;
+  bool direct_decode = true;  // false: always decode privately (for measuring)
+  std::function<void()> wakeup;
+  AckSink on_ack;
+  // UI thread, just before a lost window's framebuffer is destroyed (e.g. to snapshot it).
+  std::function<void(int64_t wid)> before_window_destroy;
+  DecoderLookup decoders;  // null: builtin_decoders()
+  codecs::DecodeLimits limits;
+};
+
+struct PaintEngineStats {
+  int64_t submitted = 0, acked = 0;
+  int64_t direct_decodes = 0, private_decodes = 0;
+  int64_t window_event_errors = 0;
+  std::string last_window_event_error;
+};
+
+class PaintEngine {
+ public:
+  // Call on the UI thread; `backing` must outlive the engine.
+  static Result<std::unique_ptr<PaintEngine>> create(Backing& backing, PaintEngineConfig config);
+  // Shuts down (see shutdown()). UI thread.
+  ~PaintEngine();
+  PaintEngine(const PaintEngine&) = delete;
+  PaintEngine& operator=(const PaintEngine&) = delete;
+
+  // Any thread.
+  void window_new(int64_t wid, int w, int h);
+  void window_resize(int64_t wid, int w, int h);
+  void window_lost(int64_t wid);
+  void submit(DrawPacket packet);
+
+  // UI thread: applies every event and paints every draw that is ready, in order; opens
+  // direct targets; drains the release domain. Returns the number of items completed.
+  int run_ui_once();
+  // UI thread: blocks until there may be UI work (or the timeout passes).
+  void wait_for_work(std::chrono::microseconds timeout);
+  // UI thread: runs the UI loop until nothing is queued or in flight; false on timeout.
+  bool wait_idle(std::chrono::milliseconds timeout);
+  bool idle() const;
+
+  // UI thread: stops the workers (each finishes the packet in hand), acks every unpainted
+  // draw with 0 ("shutdown"), closes direct targets and drains the release domain.
+  void shutdown();
+
+  PaintEngineStats stats() const;
+
+  struct Impl;
+
+ private:
+  explicit PaintEngine(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace pixpath::paint

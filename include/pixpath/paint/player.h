@@ -1,0 +1,89 @@
+// The player: decodes and paints a recording (recording.h) through a PaintEngine into a
+// backing, at the recorded pace or as fast as it goes, and measures it. `pixpath play` is
+// run_play(); tests and benchmarks call play_recording().
+//
+// Threading: play_recording() and run_play() run the engine's UI loop on the calling thread
+// (that thread owns the backing while they run); the progress callback is called there.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <iosfwd>
+#include <string>
+#include <vector>
+
+#include "pixpath/core/result.h"
+#include "pixpath/paint/backing.h"
+
+namespace pixpath::paint {
+
+enum class Pace {
+  Recorded,  // submit each event at its recorded time
+  Max,       // submit as fast as the engine takes them (at most max_in_flight draws queued)
+};
+
+struct PlayProgress {
+  int64_t events_done = 0, events_total = 0;
+  int64_t draws_acked = 0;
+  double elapsed_s = 0;
+};
+
+struct PlayOptions {
+  std::string file;
+  std::string backing = "cpu";  // run_play() only: the backing to create (backing_registry.h)
+  Pace pace = Pace::Recorded;
+  std::string snapshot_dir;     // empty: no snapshots
+  bool json = false;            // run_play(): JSON on `out` instead of a table
+  int decode_threads = 2;
+  bool direct_decode = true;
+  int max_in_flight = 0;        // Pace::Max: draws queued at once (0: 4 per decode thread)
+  std::function<void(const PlayProgress&)> progress;  // about every 100 ms and at the end
+};
+
+// Microseconds.
+struct LatencySummary {
+  int64_t count = 0;
+  int64_t p50 = 0, p90 = 0, p99 = 0, max = 0;
+  double mean = 0;
+};
+
+struct CodingStats {
+  std::string coding;  // "all" for the totals
+  int64_t draws = 0;
+  int64_t painted = 0;   // ack > 0
+  int64_t errors = 0;    // ack -1
+  int64_t skipped = 0;   // ack 0
+  int64_t direct = 0;    // decoded straight into the framebuffer
+  uint64_t bytes_in = 0;
+  LatencySummary queue, decode, paint, total;
+};
+
+struct PlayResult {
+  std::string file;
+  std::string backing;
+  std::string pace;
+  int decode_threads = 0;
+  int64_t events = 0;
+  double recorded_s = 0;  // the recording's own duration
+  double wall_s = 0;      // first submit -> last ack
+  double fps = 0;         // painted draws per wall second
+  double mbytes_per_s = 0;
+  int64_t copies = 0, copy_bytes = 0;  // counters() over the play
+  std::vector<CodingStats> per_coding;  // sorted by coding
+  CodingStats all;
+  std::vector<std::string> errors;      // the first error messages (at most 20)
+  std::vector<std::string> snapshots;   // files written
+};
+
+Result<PlayResult> play_recording(const PlayOptions& options, Backing& backing);
+
+// A table for people, or JSON (nlohmann_json) for tools.
+void print_play_result(const PlayResult& result, std::ostream& out);
+std::string play_result_json(const PlayResult& result);
+
+// `pixpath play FILE [--backing cpu|gl] [--pace recorded|max] [--snapshot-dir DIR] [--json]`:
+// creates the backing, plays, prints. Returns 0 on success, 1 when the file could not be
+// played, 2 when it played but some draws failed to decode (acked -1).
+int run_play(const PlayOptions& options, std::ostream& out, std::ostream& err);
+
+}  // namespace pixpath::paint

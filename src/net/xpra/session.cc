@@ -1,0 +1,468 @@
+#include "pixpath/net/xpra/session.h"
+
+#include <sys/random.h>
+
+#include <algorithm>
+#include <array>
+#include <cstdio>
+#include <cstdlib>
+
+#include <fmt/format.h>
+
+#include "pixpath/net/xpra/draw_parser.h"
+#include "pixpath/net/xpra/framing.h"
+
+namespace pixpath::xpra {
+namespace {
+
+constexpr std::string_view kClientVersion = "3.1.3";  // the protocol generation we speak
+
+std::string random_uuid() {
+  std::array<uint8_t, 16> r{};
+  if (getrandom(r.data(), r.size(), 0) != ssize_t(r.size())) {
+    for (auto& b : r) b = uint8_t(std::rand());
+  }
+  std::string s;
+  for (uint8_t b : r) s += fmt::format("{:02x}", b);
+  return s;
+}
+
+std::string joined(const std::vector<std::string>& v) {
+  std::string s;
+  for (const auto& x : v) s += (s.empty() ? "" : ", ") + x;
+  return s;
+}
+
+}  // namespace
+
+std::string SessionEnd::message() const {
+  std::string m = error ? "failed" : by_client ? "closed by the client" : "closed by the server";
+  if (!reasons.empty()) m += " (server reason: " + joined(reasons) + ")";
+  if (error) m += ": " + error->message();
+  return m;
+}
+
+Session::Session(SessionOptions options, SessionListener& listener,
+                 std::unique_ptr<TcpConnection> connection)
+    : options_(std::move(options)), listener_(listener), connection_(std::move(connection)) {}
+
+Result<std::unique_ptr<Session>> Session::start(SessionOptions options,
+                                                SessionListener& listener) {
+  if (options.encodings.empty()) {
+    return Error(ErrorCode::InvalidArgument, "xpra", "start session",
+                 "no paintable codings given (SessionOptions::encodings is empty)");
+  }
+  if (options.preferred_encoding.empty()) options.preferred_encoding = options.encodings.front();
+  if (options.uuid.empty()) options.uuid = random_uuid();
+  PIXPATH_TRY(TcpEndpoint ep, parse_tcp_url(options.url));
+  PIXPATH_TRY(auto conn, TcpConnection::connect(ep, options.connect_timeout));
+  std::unique_ptr<Session> s(new Session(std::move(options), listener, std::move(conn)));
+  PIXPATH_CHECK(s->send_packet(Value::list({"hello", s->make_hello()})));
+  s->reader_ = std::thread([p = s.get()] { p->reader_loop(); });
+  return s;
+}
+
+Session::~Session() {
+  if (reader_.joinable()) {
+    if (on_reader_thread()) {
+      // Documented misuse; avoid self-join.
+      std::fputs("pixpath xpra: Session destroyed on its own reader thread\n", stderr);
+      std::abort();
+    }
+    (void)disconnect("client exit");
+  }
+}
+
+Value Session::make_hello() const {
+  const SessionOptions& o = options_;
+  Value caps{Value::Dict{}};
+  caps.set("version", kClientVersion);
+  caps.set("client_type", o.client_type);
+  caps.set("uuid", o.uuid);
+  caps.set("bencode", true);
+  caps.set("rencode", false);
+  caps.set("yaml", false);
+  caps.set("zlib", o.zlib);
+  caps.set("lz4", o.lz4);
+  caps.set("lzo", false);
+  caps.set("brotli", false);
+  caps.set("compression_level", 1);
+  caps.set("share", o.share);
+  caps.set("steal", o.steal);
+  caps.set("windows", true);
+  caps.set("keyboard", false);
+  caps.set("mouse", false);
+  caps.set("clipboard", false);
+  caps.set("notifications", false);
+  caps.set("cursors", false);
+  caps.set("bell", false);
+  caps.set("system_tray", false);
+  caps.set("sound.receive", false);
+  caps.set("sound.send", false);
+  caps.set("file-transfer", false);
+  caps.set("printing", false);
+  caps.set("webcam", false);
+  caps.set("desktop_size", Value::list({o.desktop_width, o.desktop_height}));
+  caps.set("screen_sizes", Value::list({}));
+  caps.set("encodings", Value::string_list(o.encodings));
+  caps.set("encodings.core", Value::string_list(o.encodings));
+  caps.set("encoding", o.preferred_encoding);
+  caps.set("encodings.rgb_formats", Value::string_list(o.rgb_formats));
+  if (o.quality >= 0) caps.set("quality", o.quality);
+  caps.set("encoding.flush", true);
+  caps.set("encoding.rgb_zlib", true);
+  caps.set("encoding.rgb_lz4", true);
+  caps.set("encoding.transparency", false);
+  caps.set("encoding.video_scaling", false);
+  if (o.delta_buckets > 0) {
+    caps.set("encoding.supports_delta", Value::string_list(o.delta_encodings));
+    caps.set("encoding.delta_buckets", o.delta_buckets);
+  } else {
+    caps.set("encoding.supports_delta", Value::list({}));
+  }
+  // Authentication: only HMAC-SHA256, for both the response and the salt combination.
+  caps.set("digest", Value::string_list({"hmac+sha256"}));
+  caps.set("salt-digest", Value::string_list({"hmac+sha256"}));
+  if (o.extra_caps.is_dict()) {
+    for (const auto& [k, v] : o.extra_caps.as_dict()) {
+      if (k.is_bytes()) caps.set(k.as_view(), v);
+    }
+  }
+  return caps;
+}
+
+void Session::log(std::string_view line) const {
+  if (options_.log) {
+    options_.log(line);
+  } else {
+    std::fprintf(stderr, "pixpath xpra: %.*s\n", int(line.size()), line.data());
+  }
+}
+
+Result<void> Session::send_packet(const Value& packet) {
+  if (state_.load() == State::Closed) {
+    return Error(ErrorCode::Cancelled, "xpra", "send", "the session is closed");
+  }
+  auto bytes = frame_packet(packet);
+  return connection_->send_all(bytes);
+}
+
+Result<void> Session::send_ack(const DamageAck& ack) {
+  PIXPATH_CHECK(send_packet(Value::list({options_.names.damage_sequence, ack.sequence, ack.wid,
+                                         ack.w, ack.h, ack.decode_time_us, ack.message})));
+  acks_sent_.fetch_add(1);
+  return {};
+}
+
+ServerInfo Session::server_info() const {
+  std::lock_guard lock(mu_);
+  return server_info_;
+}
+
+Result<void> Session::wait_until_ready(std::chrono::milliseconds timeout) {
+  std::unique_lock lock(mu_);
+  bool done = cv_.wait_for(lock, timeout, [&] {
+    return state_.load() == State::Ready || end_.has_value();
+  });
+  if (state_.load() == State::Ready && !end_) return {};
+  if (end_) {
+    if (end_->error) return end_->error->within("xpra", "wait for server hello");
+    return Error(ErrorCode::Unavailable, "xpra", "wait for server hello",
+                 "session ended: " + end_->message());
+  }
+  (void)done;
+  return Error(ErrorCode::Unavailable, "xpra", "wait for server hello",
+               fmt::format("no hello from the server within {} ms", timeout.count()));
+}
+
+bool Session::wait_until_closed(std::chrono::milliseconds timeout) {
+  std::unique_lock lock(mu_);
+  return cv_.wait_for(lock, timeout, [&] { return end_.has_value(); });
+}
+
+Result<void> Session::disconnect(std::string reason) {
+  if (on_reader_thread()) {
+    request_disconnect(std::move(reason));
+    return {};
+  }
+  Result<void> sent;
+  if (state_.load() != State::Closed) {
+    client_disconnect_ = true;
+    sent = send_packet(Value::list({"disconnect", reason}));
+    // The server closes its side when it has read our disconnect; wait for that, bounded.
+    if (sent.ok()) wait_until_closed(options_.disconnect_timeout);
+  }
+  stop_reading_ = true;
+  connection_->shutdown();
+  if (reader_.joinable()) reader_.join();
+  if (!sent.ok() && sent.error().code() == ErrorCode::Cancelled) return {};  // closed already
+  return sent;
+}
+
+void Session::request_disconnect(std::string reason) {
+  if (state_.load() != State::Closed) {
+    client_disconnect_ = true;
+    (void)send_packet(Value::list({"disconnect", reason}));
+  }
+  stop_reading_ = true;
+}
+
+void Session::finish(SessionEnd end) {
+  {
+    std::lock_guard lock(mu_);
+    if (end_) return;
+    end_ = end;
+    state_ = State::Closed;
+  }
+  cv_.notify_all();
+  connection_->shutdown();
+  if (end.error) log("session ended: " + end.message());
+  listener_.on_closed(end);
+}
+
+void Session::reader_loop() {
+  reader_id_ = std::this_thread::get_id();
+  ChunkParser parser(options_.limits);
+  std::vector<uint8_t> buffer(256 * 1024);
+  std::vector<Packet> packets;
+  while (true) {
+    if (stop_reading_) {
+      finish(SessionEnd{true, {}, std::nullopt});
+      return;
+    }
+    auto got = connection_->read_some(buffer, std::chrono::milliseconds(100));
+    if (!got.ok()) {
+      finish(SessionEnd{client_disconnect_.load(), {}, got.error()});
+      return;
+    }
+    if (got->eof) {
+      SessionEnd end{client_disconnect_.load(), {}, std::nullopt};
+      if (!end.by_client) {
+        end.error = Error(ErrorCode::Unavailable, "xpra", "read",
+                          parser.idle() ? "the server closed the connection"
+                                        : "the server closed the connection mid-packet");
+      }
+      finish(std::move(end));
+      return;
+    }
+    if (got->bytes == 0) continue;
+    packets.clear();
+    auto fed = parser.feed({buffer.data(), got->bytes}, packets);
+    // Handle the packets completed before a framing error first.
+    for (Packet& p : packets) {
+      packets_received_.fetch_add(1);
+      if (p.compressed) compressed_packets_.fetch_add(1);
+      if (options_.packet_hook) options_.packet_hook(p);
+      auto handled = handle(p);
+      if (!handled.ok()) {
+        (void)send_packet(Value::list({"disconnect", "protocol error: " + handled.error().message()}));
+        finish(SessionEnd{false, {}, handled.error()});
+        return;
+      }
+      if (state_.load() == State::Closed) return;  // a disconnect packet ended it
+    }
+    if (!fed.ok()) {
+      (void)send_packet(Value::list({"disconnect", "protocol error: " + fed.error().message()}));
+      finish(SessionEnd{false, {}, fed.error()});
+      return;
+    }
+  }
+}
+
+Result<void> Session::handle(Packet& p) {
+  const PacketNames& n = options_.names;
+  const std::string& t = p.type;
+  if (t == n.draw) {
+    handle_draw(p);
+  } else if (t == n.ping) {
+    handle_ping(p);
+  } else if (t == n.hello) {
+    return handle_hello(p);
+  } else if (t == n.challenge) {
+    return handle_challenge(p);
+  } else if (t == n.disconnect) {
+    SessionEnd end;
+    for (size_t i = 1; i < p.body.as_list().size(); ++i) {
+      const Value& v = p.body.as_list()[i];
+      end.reasons.push_back(v.is_bytes() ? std::string(v.as_view()) : v.debug_string());
+    }
+    end.by_client = client_disconnect_.load();
+    log((end.by_client ? "server confirmed our disconnect: " : "server disconnected us: ") +
+        joined(end.reasons));
+    finish(std::move(end));
+  } else if (t == n.new_window) {
+    handle_new_window(p, false);
+  } else if (t == n.new_override_redirect) {
+    handle_new_window(p, true);
+  } else if (t == n.lost_window) {
+    FieldReader r(t, p.body);
+    auto wid = r.int_at(1, "wid");
+    if (!wid.ok()) {
+      log(wid.error().message() + " (packet ignored)");
+    } else {
+      listener_.on_window_lost(*wid);
+    }
+  } else if (t == n.window_metadata) {
+    FieldReader r(t, p.body);
+    auto wid = r.int_at(1, "wid");
+    auto md = r.dict_at(2, "metadata");
+    if (!wid.ok() || !md.ok()) {
+      log((wid.ok() ? md.error() : wid.error()).message() + " (packet ignored)");
+    } else {
+      WindowMetadata m;
+      m.wid = *wid;
+      m.metadata = **md;
+      if (const Value* title = m.metadata.find("title"); title && title->is_bytes()) {
+        m.title = std::string(title->as_view());
+      }
+      listener_.on_metadata(m);
+    }
+  } else if (t == n.window_move_resize) {
+    handle_geometry(p, false);
+  } else if (t == n.configure_override_redirect) {
+    handle_geometry(p, true);
+  } else if (t == n.raise_window) {
+    FieldReader r(t, p.body);
+    auto wid = r.int_at(1, "wid");
+    if (wid.ok()) listener_.on_raise(*wid);
+    else log(wid.error().message() + " (packet ignored)");
+  } else if (t == n.ping_echo || t == n.startup_complete) {
+    // Nothing to do: we send no pings; startup-complete only marks the end of the initial
+    // window list.
+  } else {
+    if (std::find(unknown_types_logged_.begin(), unknown_types_logged_.end(), t) ==
+        unknown_types_logged_.end()) {
+      unknown_types_logged_.push_back(t);
+      log(fmt::format("ignoring '{}' packets (not used by a view-only client)", t));
+    }
+  }
+  return {};
+}
+
+Result<void> Session::handle_hello(const Packet& p) {
+  FieldReader r("hello", p.body);
+  PIXPATH_TRY(const Value* caps, r.dict_at(1, "capabilities"));
+  ServerInfo info;
+  info.caps = *caps;
+  if (const Value* v = caps->find("version"); v && v->is_bytes()) {
+    info.version = std::string(v->as_view());
+  }
+  if (const Value* e = caps->find("encodings"); e && e->is_list()) {
+    for (const Value& x : e->as_list()) {
+      if (x.is_bytes()) info.encodings.emplace_back(x.as_view());
+    }
+  }
+  {
+    std::lock_guard lock(mu_);
+    server_info_ = info;
+    state_ = State::Ready;
+  }
+  cv_.notify_all();
+  log(fmt::format("connected to xpra {} (server encodings: {})", info.version,
+                  joined(info.encodings)));
+  listener_.on_server_hello(info);
+  return {};
+}
+
+Result<void> Session::handle_challenge(const Packet& p) {
+  if (challenge_answered_) {
+    return Error(ErrorCode::Protocol, "xpra", "authenticate",
+                 "the server sent a second challenge (the password was probably wrong)");
+  }
+  challenge_answered_ = true;
+  state_ = State::Authenticating;
+  PIXPATH_TRY(std::string password, load_password(options_.password));
+  PIXPATH_TRY(ChallengeAnswer answer, answer_challenge(p.body, password));
+  Value caps = make_hello();
+  caps.set("challenge_response", answer.response);
+  caps.set("challenge_client_salt", answer.client_salt);
+  log("answering the server's password challenge (hmac+sha256)");
+  return send_packet(Value::list({"hello", caps}));
+}
+
+void Session::handle_new_window(const Packet& p, bool override_redirect) {
+  FieldReader r(p.type, p.body);
+  WindowInfo w;
+  w.override_redirect = override_redirect;
+  auto parse = [&]() -> Result<void> {
+    PIXPATH_TRY(w.wid, r.int_at(1, "wid"));
+    PIXPATH_TRY(w.x, r.int_in(2, "x", -(1 << 20), 1 << 20));
+    PIXPATH_TRY(w.y, r.int_in(3, "y", -(1 << 20), 1 << 20));
+    PIXPATH_TRY(w.w, r.int_in(4, "w", 0, 32767));
+    PIXPATH_TRY(w.h, r.int_in(5, "h", 0, 32767));
+    if (r.size() > 6) {
+      PIXPATH_TRY(const Value* md, r.dict_at(6, "metadata"));
+      w.metadata = *md;
+      if (const Value* title = md->find("title"); title && title->is_bytes()) {
+        w.title = std::string(title->as_view());
+      }
+    }
+    return {};
+  };
+  if (auto ok = parse(); !ok.ok()) {
+    log(ok.error().message() + " (window ignored)");
+    return;
+  }
+  // A 3.1 server only honours map-window for normal windows; for override-redirect windows
+  // (menus, tooltips) it logs a warning and ignores it, and xpra's own client sends none.
+  if (!override_redirect) {
+    auto sent = send_packet(Value::list({options_.names.map_window, w.wid, w.x, w.y, w.w, w.h,
+                                         Value(Value::Dict{})}));
+    if (!sent.ok()) log(sent.error().message());
+  }
+  listener_.on_window_new(w);
+}
+
+void Session::handle_geometry(const Packet& p, bool override_redirect) {
+  FieldReader r(p.type, p.body);
+  WindowGeometry g;
+  g.override_redirect = override_redirect;
+  auto parse = [&]() -> Result<void> {
+    PIXPATH_TRY(g.wid, r.int_at(1, "wid"));
+    PIXPATH_TRY(g.x, r.int_in(2, "x", -(1 << 20), 1 << 20));
+    PIXPATH_TRY(g.y, r.int_in(3, "y", -(1 << 20), 1 << 20));
+    PIXPATH_TRY(g.w, r.int_in(4, "w", 0, 32767));
+    PIXPATH_TRY(g.h, r.int_in(5, "h", 0, 32767));
+    return {};
+  };
+  if (auto ok = parse(); !ok.ok()) {
+    log(ok.error().message() + " (packet ignored)");
+    return;
+  }
+  listener_.on_move_resize(g);
+}
+
+void Session::handle_ping(const Packet& p) {
+  FieldReader r(p.type, p.body);
+  auto echo = r.int_at(1, "echo_time");
+  if (!echo.ok()) {
+    log(echo.error().message() + " (ping not answered)");
+    return;
+  }
+  double load[3] = {0, 0, 0};
+  if (getloadavg(load, 3) != 3) load[0] = load[1] = load[2] = 0;
+  // ping_echo: echoed time, three load averages x1000 (ints), our latency to the server
+  // (-1: not measured; a view-only client does not ping).
+  auto sent = send_packet(Value::list({options_.names.ping_echo, *echo, int64_t(load[0] * 1000),
+                                       int64_t(load[1] * 1000), int64_t(load[2] * 1000), -1}));
+  if (sent.ok()) pings_answered_.fetch_add(1);
+}
+
+void Session::handle_draw(Packet& p) {
+  draws_received_.fetch_add(1);
+  auto draw = parse_draw(p);
+  if (draw.ok()) {
+    listener_.on_draw(std::move(*draw));
+    return;
+  }
+  draws_rejected_.fetch_add(1);
+  log(draw.error().message());
+  if (auto ack = ack_for_rejected_draw(p.body, draw.error())) {
+    auto sent = send_ack(*ack);
+    if (!sent.ok()) log(sent.error().message());
+  } else {
+    log("rejected draw has no readable packet_sequence; it cannot be acknowledged");
+  }
+}
+
+}  // namespace pixpath::xpra

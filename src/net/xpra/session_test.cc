@@ -1,0 +1,306 @@
+// Session against a scripted fake peer: malformed input, limits, the session's own answers.
+#include "pixpath/net/xpra/session.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <thread>
+
+#include "net/xpra/testing/fake_peer.h"
+#include "net/xpra/testing/recording_listener.h"
+
+namespace pixpath::xpra {
+namespace {
+
+using namespace std::chrono_literals;
+using testing::FakePeer;
+using testing::RecordingListener;
+
+struct Harness {
+  FakePeer peer;
+  RecordingListener listener;
+  std::mutex log_mu;
+  std::vector<std::string> log_lines;
+  std::unique_ptr<Session> session;
+
+  explicit Harness(FrameLimits limits = {}, std::string password = "") {
+    SessionOptions o;
+    o.url = peer.url();
+    o.encodings = {"rgb24", "png"};
+    o.limits = limits;
+    o.password.env_var = "PIXPATH_SESSION_TEST_UNSET";
+    o.password.literal = password;
+    o.log = [this](std::string_view l) {
+      std::lock_guard lock(log_mu);
+      log_lines.emplace_back(l);
+    };
+    auto s = Session::start(std::move(o), listener);
+    EXPECT_TRUE(s.ok()) << s.error().message();
+    if (s.ok()) session = std::move(*s);
+    listener.set_session(session.get());
+    EXPECT_TRUE(peer.wait_packet("hello").has_value());
+  }
+  void server_hello() {
+    Value caps{Value::Dict{}};
+    caps.set("version", "3.1.3");
+    caps.set("encodings", Value::string_list({"rgb24", "png"}));
+    peer.send_packet(Value::list({"hello", caps}));
+    auto r = session->wait_until_ready(5s);
+    EXPECT_TRUE(r.ok()) << r.error().message();
+  }
+  bool logged(std::string_view text) {
+    std::lock_guard lock(log_mu);
+    for (const auto& l : log_lines) {
+      if (l.find(text) != std::string::npos) return true;
+    }
+    return false;
+  }
+  SessionEnd wait_end() {
+    EXPECT_TRUE(listener.wait_for(5s, [](const auto& e) { return !e.ends.empty(); }));
+    auto ends = listener.snapshot().ends;
+    return ends.empty() ? SessionEnd{} : ends.back();
+  }
+};
+
+Value opts() { return Value(Value::Dict{}); }
+
+TEST(XpraSession, HelloCarriesViewOnlyCapabilities) {
+  Harness h;
+  auto hello = h.peer.wait_packet("hello");
+  ASSERT_TRUE(hello);
+  const Value& caps = hello->as_list()[1];
+  EXPECT_EQ(caps.find("bencode")->as_int(), 1);
+  EXPECT_EQ(caps.find("rencode")->as_int(), 0);
+  EXPECT_EQ(caps.find("windows")->as_int(), 1);
+  EXPECT_EQ(caps.find("keyboard")->as_int(), 0);
+  EXPECT_EQ(caps.find("encoding")->as_view(), "rgb24");
+  EXPECT_EQ(caps.find("encodings")->as_list().size(), 2u);
+  EXPECT_EQ(caps.find("encodings.core")->as_list().size(), 2u);
+  EXPECT_TRUE(caps.find("encodings.rgb_formats")->is_list());
+  EXPECT_EQ(caps.find("encoding.delta_buckets")->as_int(), 5);
+  EXPECT_TRUE(caps.find("encoding.supports_delta")->is_list());
+  EXPECT_TRUE(caps.find("desktop_size")->is_list());
+  EXPECT_EQ(caps.find("uuid")->as_view().size(), 32u);
+  EXPECT_EQ(caps.find("client_type")->as_view(), "pixpath");
+  EXPECT_TRUE(caps.find("lz4") && caps.find("zlib") && caps.find("share"));
+}
+
+TEST(XpraSession, MapsWindowsAnswersPingsAndDeliversDraws) {
+  Harness h;
+  h.server_hello();
+  Value md{Value::Dict{}};
+  md.set("title", "hello world");
+  h.peer.send_packet(Value::list({"new-window", 7, 10, 20, 300, 200, md, opts()}));
+  h.peer.send_packet(Value::list({"new-override-redirect", 8, 1, 2, 30, 20, opts(), opts()}));
+  auto map = h.peer.wait_packet("map-window");
+  ASSERT_TRUE(map);
+  EXPECT_EQ(*map, Value::list({"map-window", 7, 10, 20, 300, 200, opts()}));
+
+  h.peer.send_packet(Value::list({"ping", int64_t{123456789}, int64_t{1700000000000}}));
+  auto echo = h.peer.wait_packet("ping_echo");
+  ASSERT_TRUE(echo);
+  ASSERT_EQ(echo->as_list().size(), 6u);  // type + 5 fields
+  EXPECT_EQ(echo->as_list()[1].as_int(), 123456789);
+  for (size_t i = 2; i < 6; ++i) EXPECT_TRUE(echo->as_list()[i].is_int());
+
+  Value o{Value::Dict{}};
+  o.set("rgb_format", "BGRX");
+  h.peer.send_packet(Value::list({"draw", 7, 0, 0, 2, 2, "rgb24", std::string(16, 'p'), 1, 8, o}));
+  ASSERT_TRUE(h.listener.wait_for(5s, [](const auto& e) { return !e.draws.empty(); }));
+  auto ack = h.peer.wait_packet("damage-sequence");
+  ASSERT_TRUE(ack);
+  EXPECT_EQ(*ack, Value::list({"damage-sequence", 1, 7, 2, 2, 1, ""}));
+
+  h.peer.send_packet(Value::list({"window-metadata", 7, md}));
+  h.peer.send_packet(Value::list({"window-move-resize", 7, 5, 6, 310, 210}));
+  h.peer.send_packet(Value::list({"configure-override-redirect", 8, 3, 4, 31, 21}));
+  h.peer.send_packet(Value::list({"lost-window", 8}));
+  h.peer.send_packet(Value::list({"some-future-packet", 1, 2}));
+  ASSERT_TRUE(h.listener.wait_for(5s, [](const auto& e) { return !e.lost.empty(); }));
+  auto ev = h.listener.snapshot();
+  ASSERT_EQ(ev.windows.size(), 2u);
+  EXPECT_EQ(ev.windows[0].title, "hello world");
+  EXPECT_TRUE(ev.windows[1].override_redirect);
+  ASSERT_EQ(ev.metadata.size(), 1u);
+  EXPECT_EQ(ev.metadata[0].title, "hello world");
+  ASSERT_EQ(ev.geometry.size(), 2u);
+  EXPECT_EQ(ev.geometry[0].w, 310);
+  EXPECT_TRUE(ev.geometry[1].override_redirect);
+  EXPECT_EQ(ev.lost[0], 8);
+  // No map-window for the override-redirect window (a 3.1 server ignores it with a warning).
+  EXPECT_EQ(h.peer.count("map-window"), 1u);
+  auto deadline = std::chrono::steady_clock::now() + 5s;
+  while (!h.logged("some-future-packet") && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(5ms);
+  }
+  EXPECT_TRUE(h.logged("some-future-packet"));
+
+  ASSERT_TRUE(h.session->disconnect("bye").ok());
+  auto d = h.peer.wait_packet("disconnect");
+  ASSERT_TRUE(d);
+  EXPECT_EQ(d->as_list()[1].as_view(), "bye");
+  auto end = h.wait_end();
+  EXPECT_TRUE(end.by_client);
+}
+
+TEST(XpraSession, AcksFromManyThreads) {
+  Harness h;
+  h.server_hello();
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t) {
+    threads.emplace_back([&, t] {
+      for (int i = 0; i < 50; ++i) {
+        EXPECT_TRUE(h.session->send_ack({t * 100 + i, 1, 2, 2, 10, ""}).ok());
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  ASSERT_TRUE(h.peer.wait_packet("damage-sequence", 199).has_value());
+  EXPECT_EQ(h.session->acks_sent(), 200u);
+}
+
+TEST(XpraSession, DrawWithWrongFieldTypesIsAckedWithMinusOne) {
+  Harness h;
+  h.server_hello();
+  h.peer.send_packet(Value::list({"draw", 7, 0, 0, 4, 4, "png", "data", 42, "not-an-int", opts()}));
+  auto ack = h.peer.wait_packet("damage-sequence");
+  ASSERT_TRUE(ack);
+  const auto& a = ack->as_list();
+  EXPECT_EQ(a[1].as_int(), 42);
+  EXPECT_EQ(a[2].as_int(), 7);
+  EXPECT_EQ(a[5].as_int(), -1);
+  EXPECT_NE(a[6].as_view().find("rowstride"), std::string::npos) << a[6].as_view();
+  // No sequence number: logged, not acknowledged; the session goes on.
+  h.peer.send_packet(Value::list({"draw", 7, 0}));
+  h.peer.send_packet(Value::list({"ping", 5, 6}));
+  ASSERT_TRUE(h.peer.wait_packet("ping_echo"));
+  EXPECT_EQ(h.peer.count("damage-sequence"), 1u);
+  EXPECT_EQ(h.session->draws_rejected(), 2u);
+  EXPECT_TRUE(h.listener.snapshot().draws.empty());
+  EXPECT_EQ(h.session->state(), Session::State::Ready);
+}
+
+TEST(XpraSession, GarbageEndsTheSessionWithAProtocolError) {
+  Harness h;
+  h.server_hello();
+  h.peer.send({'H', 'T', 'T', 'P', '/', '1', '.', '1'});
+  auto end = h.wait_end();
+  ASSERT_TRUE(end.error);
+  EXPECT_EQ(end.error->code(), ErrorCode::Protocol);
+  auto d = h.peer.wait_packet("disconnect");
+  ASSERT_TRUE(d);
+  EXPECT_NE(d->as_list()[1].as_view().find("protocol error"), std::string::npos);
+  EXPECT_FALSE(h.session->send_ack({1, 1, 1, 1, 1, ""}).ok());
+}
+
+TEST(XpraSession, OversizedChunkEndsTheSessionWithoutAllocating) {
+  FrameLimits lim;
+  lim.max_chunk_size = 1 << 20;
+  Harness h(lim);
+  h.server_hello();
+  std::vector<uint8_t> header(8);
+  write_chunk_header({0, 0, 0, 0xFFFFFFF0u}, header.data());
+  h.peer.send(header);
+  auto end = h.wait_end();
+  ASSERT_TRUE(end.error);
+  EXPECT_EQ(end.error->code(), ErrorCode::LimitExceeded) << end.message();
+}
+
+TEST(XpraSession, PeerClosingMidPacketIsReported) {
+  Harness h;
+  h.server_hello();
+  auto bytes = frame_packet(Value::list({"ping", 1, 2}));
+  bytes.resize(bytes.size() - 3);
+  h.peer.send(bytes);
+  h.peer.close_client();
+  auto end = h.wait_end();
+  ASSERT_TRUE(end.error);
+  EXPECT_NE(end.error->reason().find("mid-packet"), std::string::npos) << end.message();
+}
+
+TEST(XpraSession, ServerDisconnectReasonsReachTheListener) {
+  Harness h;
+  h.server_hello();
+  h.peer.send_packet(Value::list({"disconnect", "server shutdown", "maintenance"}));
+  auto end = h.wait_end();
+  EXPECT_FALSE(end.by_client);
+  ASSERT_EQ(end.reasons.size(), 2u);
+  EXPECT_EQ(end.reasons[0], "server shutdown");
+  EXPECT_FALSE(end.error);
+}
+
+TEST(XpraSession, WeakChallengeIsRefused) {
+  Harness h({}, "secret");
+  h.peer.send_packet(Value::list({"challenge", std::string(32, 's'), "", "xor", "xor", "password"}));
+  auto ready = h.session->wait_until_ready(5s);
+  ASSERT_FALSE(ready.ok());
+  auto end = h.wait_end();
+  ASSERT_TRUE(end.error);
+  EXPECT_EQ(end.error->code(), ErrorCode::Unsupported) << end.message();
+  EXPECT_EQ(h.peer.count("hello"), 1u);  // the password never left in a weak form
+}
+
+TEST(XpraSession, ChallengeWithoutPasswordIsAClearError) {
+  Harness h;
+  h.peer.send_packet(Value::list({"challenge", std::string(32, 's'), "", "hmac+sha256", "hmac+sha256", "password"}));
+  auto ready = h.session->wait_until_ready(5s);
+  ASSERT_FALSE(ready.ok());
+  EXPECT_NE(ready.error().message().find("password"), std::string::npos);
+}
+
+TEST(XpraSession, ChallengeIsAnsweredOnce) {
+  Harness h({}, "secret");
+  Value c = Value::list({"challenge", std::string(32, 's'), "", "hmac+sha256", "hmac+sha256", "password"});
+  h.peer.send_packet(c);
+  auto second = h.peer.wait_packet("hello", 1);
+  ASSERT_TRUE(second);
+  const Value& caps = second->as_list()[1];
+  ASSERT_TRUE(caps.find("challenge_response"));
+  EXPECT_EQ(caps.find("challenge_response")->as_view().size(), 64u);
+  EXPECT_EQ(caps.find("challenge_client_salt")->as_view().size(), 64u);
+  h.peer.send_packet(c);  // a second challenge means the password was refused
+  auto end = h.wait_end();
+  ASSERT_TRUE(end.error);
+  EXPECT_EQ(end.error->code(), ErrorCode::Protocol);
+}
+
+TEST(XpraSession, MalformedHelloIsAnError) {
+  Harness h;
+  h.peer.send_packet(Value::list({"hello", 5}));
+  auto ready = h.session->wait_until_ready(5s);
+  ASSERT_FALSE(ready.ok());
+  EXPECT_NE(ready.error().message().find("capabilities"), std::string::npos) << ready.error().message();
+}
+
+TEST(XpraSession, ConnectFailureIsAnError) {
+  RecordingListener l;
+  SessionOptions o;
+  o.encodings = {"rgb24"};
+  o.url = "tcp://127.0.0.1:1/";
+  auto s = Session::start(o, l);
+  ASSERT_FALSE(s.ok());
+  EXPECT_EQ(s.error().code(), ErrorCode::Unavailable);
+  o.url = "ws://127.0.0.1:1/";
+  EXPECT_EQ(Session::start(o, l).error().code(), ErrorCode::Unsupported);
+  o.url = "tcp://127.0.0.1:1/";
+  o.encodings.clear();
+  EXPECT_EQ(Session::start(o, l).error().code(), ErrorCode::InvalidArgument);
+}
+
+TEST(TcpUrl, Parses) {
+  auto a = parse_tcp_url("tcp://127.0.0.1:10000/");
+  ASSERT_TRUE(a.ok());
+  EXPECT_EQ(a->host, "127.0.0.1");
+  EXPECT_EQ(a->port, 10000);
+  auto b = parse_tcp_url("tcp://[::1]:99");
+  ASSERT_TRUE(b.ok());
+  EXPECT_EQ(b->host, "::1");
+  EXPECT_FALSE(parse_tcp_url("tcp://host/").ok());
+  EXPECT_FALSE(parse_tcp_url("tcp://host:0/").ok());
+  EXPECT_FALSE(parse_tcp_url("tcp://host:70000/").ok());
+  EXPECT_FALSE(parse_tcp_url("tcp://:80/").ok());
+  EXPECT_FALSE(parse_tcp_url("ssl://host:80/").ok());
+}
+
+}  // namespace
+}  // namespace pixpath::xpra

@@ -1,0 +1,145 @@
+// FakePeer: a scripted xpra "server" on 127.0.0.1 for malformed-input tests. It accepts one
+// client, decodes what the client sends (bencode chunks) and lets the test send any bytes,
+// well-formed or not. Real-server behaviour is tested against xpra itself, not this.
+//
+// Threading: one background thread accepts and reads; send(), close_client() and the wait
+// functions may be called from the test thread.
+#pragma once
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "pixpath/net/xpra/chunk_parser.h"
+#include "pixpath/net/xpra/framing.h"
+
+namespace pixpath::xpra::testing {
+
+class FakePeer {
+ public:
+  FakePeer() {
+    listen_fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof a;
+    ::bind(listen_fd_, reinterpret_cast<sockaddr*>(&a), sizeof a);
+    ::listen(listen_fd_, 1);
+    ::getsockname(listen_fd_, reinterpret_cast<sockaddr*>(&a), &len);
+    port_ = ntohs(a.sin_port);
+    thread_ = std::thread([this] { run(); });
+  }
+  ~FakePeer() {
+    stop_ = true;
+    ::shutdown(listen_fd_, SHUT_RDWR);
+    close_client();
+    thread_.join();
+    ::close(listen_fd_);
+    if (client_fd_ >= 0) ::close(client_fd_);
+  }
+
+  std::string url() const { return "tcp://127.0.0.1:" + std::to_string(port_) + "/"; }
+
+  void send(const std::vector<uint8_t>& bytes) {
+    wait_connected();
+    size_t done = 0;
+    while (done < bytes.size()) {
+      ssize_t n = ::send(client_fd_, bytes.data() + done, bytes.size() - done, MSG_NOSIGNAL);
+      if (n <= 0) return;
+      done += size_t(n);
+    }
+  }
+  void send_packet(const Value& packet) { send(frame_packet(packet)); }
+  void close_client() {
+    if (client_fd_ >= 0) ::shutdown(client_fd_, SHUT_RDWR);
+  }
+
+  // Waits for the n-th (0-based) packet of `type` from the client.
+  std::optional<Value> wait_packet(const std::string& type, size_t n = 0,
+                                   std::chrono::milliseconds timeout = std::chrono::seconds(5)) {
+    std::unique_lock lock(mu_);
+    std::optional<Value> found;
+    cv_.wait_for(lock, timeout, [&] {
+      size_t seen = 0;
+      for (const auto& p : packets_) {
+        if (p.type == type && seen++ == n) {
+          found = p.body;
+          return true;
+        }
+      }
+      return false;
+    });
+    return found;
+  }
+  size_t count(const std::string& type) {
+    std::lock_guard lock(mu_);
+    size_t c = 0;
+    for (const auto& p : packets_) c += p.type == type;
+    return c;
+  }
+  // True once the client closed its side.
+  bool wait_client_eof(std::chrono::milliseconds timeout = std::chrono::seconds(5)) {
+    std::unique_lock lock(mu_);
+    return cv_.wait_for(lock, timeout, [&] { return eof_; });
+  }
+
+ private:
+  void wait_connected() {
+    std::unique_lock lock(mu_);
+    cv_.wait_for(lock, std::chrono::seconds(5), [&] { return client_fd_ >= 0; });
+  }
+  void run() {
+    int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
+    if (fd < 0) return;
+    {
+      std::lock_guard lock(mu_);
+      client_fd_ = fd;
+    }
+    cv_.notify_all();
+    ChunkParser parser;
+    std::vector<uint8_t> buf(65536);
+    while (!stop_) {
+      ssize_t n = ::recv(fd, buf.data(), buf.size(), 0);
+      if (n <= 0) break;
+      std::vector<Packet> got;
+      (void)parser.feed({buf.data(), size_t(n)}, got);
+      bool bye = false;
+      {
+        std::lock_guard lock(mu_);
+        for (auto& p : got) {
+          bye |= p.type == "disconnect";  // like xpra: close once the client said goodbye
+          packets_.push_back(std::move(p));
+        }
+      }
+      if (bye) ::shutdown(fd, SHUT_RDWR);
+      cv_.notify_all();
+    }
+    {
+      std::lock_guard lock(mu_);
+      eof_ = true;
+    }
+    cv_.notify_all();
+  }
+
+  int listen_fd_ = -1;
+  std::atomic<int> client_fd_{-1};
+  int port_ = 0;
+  std::atomic<bool> stop_{false};
+  std::thread thread_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::vector<Packet> packets_;  // guarded by mu_
+  bool eof_ = false;             // guarded by mu_
+};
+
+}  // namespace pixpath::xpra::testing

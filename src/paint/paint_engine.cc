@@ -1,0 +1,492 @@
+#include "pixpath/paint/paint_engine.h"
+
+#include <algorithm>
+#include <condition_variable>
+#include <deque>
+#include <map>
+#include <optional>
+#include <thread>
+#include <vector>
+
+#include "internal/draw_decoding.h"
+#include "pixpath/codecs/registry.h"
+#include "pixpath/core/thread_annotations.h"
+
+namespace pixpath::paint {
+
+DecoderLookup builtin_decoders() {
+  return [](std::string_view coding) { return codecs::CodecRegistry::builtin().decoder(coding); };
+}
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+int64_t micros(Clock::duration d) {
+  return std::chrono::duration_cast<std::chrono::microseconds>(d).count();
+}
+
+enum class Kind { Draw, WindowNew, WindowResize, WindowLost };
+
+enum class State {
+  Queued,          // waiting for a worker (private decode)
+  Decoding,        // a worker has it
+  DirectPending,   // waiting for the UI thread to open a direct target
+  DirectStarting,  // the UI thread is opening the target
+  DirectDecoding,  // queued for / in a worker, writing into the target
+  Ready,           // the UI thread may complete it
+};
+
+// One queued event or draw. Fields below `state` are written by whoever owns the item in its
+// current state (worker while Decoding/DirectDecoding, UI thread otherwise); ownership passes
+// with `state`, which is only read and written under the engine mutex.
+struct Item {
+  Kind kind = Kind::Draw;
+  int64_t wid = 0;
+  int w = 0, h = 0;
+  DrawPacket packet;
+  Clock::time_point received;
+  const codecs::Decoder* decoder = nullptr;
+  bool direct = false;
+  State state = State::Ready;
+  std::optional<std::string> skip;  // ack 0 with this reason (guarded by the engine mutex)
+  Picture picture;
+  std::optional<Error> error;
+  DirectTarget target;
+  Clock::time_point decode_start{}, decode_end{};
+};
+using ItemPtr = std::shared_ptr<Item>;
+
+}  // namespace
+
+struct PaintEngine::Impl {
+  Backing& backing;
+  PaintEngineConfig config;
+  const PixelFormat format;
+
+  mutable Mutex mu;
+  std::condition_variable_any work_cv;  // workers wait here
+  std::condition_variable_any ui_cv;    // wait_for_work waits here
+  bool stopping PIXPATH_GUARDED_BY(mu) = false;
+  bool shut_down PIXPATH_GUARDED_BY(mu) = false;
+  bool ui_work PIXPATH_GUARDED_BY(mu) = false;  // something for the UI thread arrived
+  int busy_workers PIXPATH_GUARDED_BY(mu) = 0;
+  std::map<int64_t, std::deque<ItemPtr>> queues PIXPATH_GUARDED_BY(mu);
+  std::deque<ItemPtr> work PIXPATH_GUARDED_BY(mu);
+  PaintEngineStats stats PIXPATH_GUARDED_BY(mu);
+  std::vector<std::thread> workers;
+
+  // UI thread only.
+  std::map<int64_t, DeltaBuckets> buckets;
+
+  Impl(Backing& b, PaintEngineConfig c) : backing(b), config(std::move(c)), format(b.format()) {}
+
+  void notify_ui() PIXPATH_REQUIRES(mu) { ui_work = true; }
+  void wake_ui() {
+    ui_cv.notify_all();
+    if (config.wakeup) config.wakeup();
+  }
+
+  void enqueue(ItemPtr item) {
+    bool need_worker = false;
+    bool stopped = false;
+    {
+      MutexLock lock(mu);
+      if (shut_down) {
+        stopped = true;
+      } else {
+        auto& q = queues[item->wid];
+        if (item->kind == Kind::Draw) {
+          stats.submitted++;
+          if (item->state == State::Queued) {
+            const bool earlier_draw = std::any_of(q.begin(), q.end(), [](const ItemPtr& i) {
+              return i->kind == Kind::Draw;
+            });
+            if (!earlier_draw && item->direct) {
+              item->state = State::DirectPending;
+            } else {
+              item->direct = false;
+              work.push_back(item);
+              need_worker = true;
+            }
+          }
+        }
+        q.push_back(item);
+        notify_ui();
+      }
+    }
+    if (stopped) {
+      if (item->kind == Kind::Draw) {
+        {
+          MutexLock lock(mu);
+          stats.submitted++;
+        }
+        ack(*item, 0, "shutdown: engine stopped", 0);
+      }
+      return;
+    }
+    if (need_worker) work_cv.notify_one();
+    wake_ui();
+  }
+
+  void worker_loop() {
+    for (;;) {
+      ItemPtr item;
+      {
+        MutexLock lock(mu);
+        while (!stopping && work.empty()) work_cv.wait(mu);
+        if (stopping) return;
+        item = std::move(work.front());
+        work.pop_front();
+        if (item->skip) {  // its window was lost: do not bother decoding
+          item->state = State::Ready;
+          notify_ui();
+          item.reset();
+        } else {
+          item->state = item->direct ? State::DirectDecoding : State::Decoding;
+          busy_workers++;
+          if (item->direct)
+            stats.direct_decodes++;
+          else
+            stats.private_decodes++;
+        }
+      }
+      if (!item) {
+        wake_ui();
+        continue;
+      }
+      decode(*item);
+      {
+        MutexLock lock(mu);
+        item->state = State::Ready;
+        busy_workers--;
+        notify_ui();
+      }
+      wake_ui();
+    }
+  }
+
+  void decode(Item& item) {
+    item.decode_start = Clock::now();
+    const DrawPacket& p = item.packet;
+    if (item.direct) {
+      auto r = internal::decode_direct(p, *item.decoder, item.target.view, config.limits);
+      if (!r.ok()) item.error = r.error();
+    } else {
+      auto r = internal::decode_private(p, *item.decoder, format, config.limits);
+      if (r.ok())
+        item.picture = std::move(r).value();
+      else
+        item.error = r.error();
+    }
+    item.decode_end = Clock::now();
+  }
+
+  void ack(const Item& item, int64_t decode_time_us, std::string message, int64_t paint_us) {
+    const auto now = Clock::now();
+    DamageAck ack;
+    ack.sequence = item.packet.sequence;
+    ack.wid = item.wid;
+    ack.w = item.packet.w;
+    ack.h = item.packet.h;
+    ack.message = std::move(message);
+    PaintReport report;
+    report.coding = item.packet.coding;
+    report.bytes_in = item.packet.data.size();
+    report.direct = item.direct;
+    if (item.decode_start != Clock::time_point{}) {
+      report.queue_us = micros(item.decode_start - item.received);
+      report.decode_us = micros(item.decode_end - item.decode_start);
+    }
+    report.paint_us = paint_us;
+    report.total_us = std::max<int64_t>(1, micros(now - item.received));
+    ack.decode_time_us = decode_time_us > 0 ? report.total_us : decode_time_us;
+    {
+      MutexLock lock(mu);
+      stats.acked++;
+    }
+    if (config.on_ack) config.on_ack(ack, report);
+  }
+
+  void window_event_error(const Error& e) {
+    MutexLock lock(mu);
+    stats.window_event_errors++;
+    stats.last_window_event_error = e.message();
+  }
+
+  // UI thread: the item is at the head of its window's queue and ready.
+  void complete(Item& item) {
+    switch (item.kind) {
+      case Kind::WindowNew: {
+        auto r = backing.create_window(item.wid, item.w, item.h);
+        if (!r.ok()) window_event_error(r.error());
+        buckets.insert_or_assign(item.wid, DeltaBuckets(config.delta_buckets));
+        return;
+      }
+      case Kind::WindowResize: {
+        auto r = backing.resize_window(item.wid, item.w, item.h);
+        if (!r.ok()) window_event_error(r.error());
+        return;
+      }
+      case Kind::WindowLost: {
+        if (backing.window_size(item.wid)) {
+          if (config.before_window_destroy) config.before_window_destroy(item.wid);
+          auto r = backing.destroy_window(item.wid);
+          if (!r.ok()) window_event_error(r.error());
+        }
+        buckets.erase(item.wid);
+        return;
+      }
+      case Kind::Draw:
+        complete_draw(item);
+        return;
+    }
+  }
+
+  void complete_draw(Item& item) {
+    std::optional<std::string> skip;
+    {
+      MutexLock lock(mu);
+      skip = item.skip;
+    }
+    if (item.direct && item.state == State::Ready && item.target.view.plane_count > 0) {
+      auto r = backing.end_direct(item.target, !item.error && !skip);
+      item.target = {};
+      if (!r.ok() && !item.error) item.error = r.error();
+    }
+    if (skip) return ack(item, 0, *skip, 0);
+    const DrawPacket& p = item.packet;
+    if (!backing.window_size(item.wid))
+      return ack(item, 0, "window " + std::to_string(item.wid) + " does not exist", 0);
+    if (item.error) return ack(item, -1, item.error->message(), 0);
+    const auto paint_start = Clock::now();
+    auto paint_us = [&] { return std::max<int64_t>(1, micros(Clock::now() - paint_start)); };
+    if (item.direct) return ack(item, 1, "", paint_us());
+    if (p.coding == "void") return ack(item, 1, "", paint_us());
+    if (p.coding == "scroll") {
+      auto r = backing.scroll(item.wid, p.options.scroll);
+      if (!r.ok()) return ack(item, -1, r.error().message(), paint_us());
+      return ack(item, 1, "", paint_us());
+    }
+    Picture pic = std::move(item.picture);
+    if (p.options.delta || p.options.store) {
+      auto b = buckets.find(item.wid);
+      if (b == buckets.end())
+        b = buckets.emplace(item.wid, DeltaBuckets(config.delta_buckets)).first;
+      auto r = b->second.apply(std::move(pic), p.options, p.coding);
+      if (!r.ok()) return ack(item, -1, r.error().message(), paint_us());
+      pic = std::move(r).value();
+    }
+    if (p.options.paint) {
+      auto r = backing.paint(item.wid, p.x, p.y, pic, p.w, p.h);
+      if (!r.ok()) return ack(item, -1, r.error().within(p.coding, "paint").message(), paint_us());
+    }
+    pic = Picture();  // drop it here, on the UI thread
+    return ack(item, 1, "", paint_us());
+  }
+
+  bool is_idle() const PIXPATH_REQUIRES(mu) {
+    if (!work.empty() || busy_workers > 0) return false;
+    for (const auto& [wid, q] : queues)
+      if (!q.empty()) return false;
+    return true;
+  }
+
+  void drain_release_domain() {
+    if (auto domain = backing.release_domain()) (void)domain->drain();
+  }
+
+  int run_ui_once() {
+    drain_release_domain();
+    int completed = 0;
+    for (;;) {
+      std::vector<ItemPtr> todo, to_start;
+      {
+        MutexLock lock(mu);
+        ui_work = false;
+        for (auto& [wid, q] : queues) {
+          while (!q.empty()) {
+            ItemPtr& head = q.front();
+            if (head->state == State::Ready ||
+                (head->state == State::DirectPending && head->skip)) {
+              head->state = State::Ready;
+              todo.push_back(std::move(head));
+              q.pop_front();
+              continue;
+            }
+            if (head->state == State::DirectPending) {
+              head->state = State::DirectStarting;
+              to_start.push_back(head);
+            }
+            break;
+          }
+        }
+      }
+      if (todo.empty() && to_start.empty()) break;
+      for (auto& item : todo) {
+        complete(*item);
+        completed++;
+      }
+      todo.clear();  // pictures released here, on the UI thread
+      for (auto& item : to_start) start_direct(item);
+    }
+    drain_release_domain();
+    return completed;
+  }
+
+  void start_direct(const ItemPtr& item) {
+    const DrawPacket& p = item->packet;
+    auto target = backing.begin_direct(item->wid, Rect{p.x, p.y, p.w, p.h});
+    const bool window_exists = backing.window_size(item->wid).has_value();
+    {
+      MutexLock lock(mu);
+      if (target.ok()) {
+        item->target = std::move(target).value();
+        item->state = State::DirectDecoding;  // marked again by the worker
+        work.push_front(item);  // the window waits on it: first in line
+      } else if (!window_exists) {
+        item->state = State::Ready;  // completes as "does not exist"
+        item->direct = false;
+        notify_ui();
+      } else {
+        item->direct = false;  // e.g. the rectangle is not inside the window: paint clips
+        item->state = State::Queued;
+        work.push_back(item);
+      }
+    }
+    work_cv.notify_one();
+  }
+
+  void shutdown() {
+    {
+      MutexLock lock(mu);
+      if (shut_down) return;
+      stopping = true;
+    }
+    work_cv.notify_all();
+    for (auto& t : workers) t.join();
+    workers.clear();
+    std::vector<ItemPtr> left;
+    {
+      MutexLock lock(mu);
+      shut_down = true;
+      for (auto& [wid, q] : queues)
+        for (auto& item : q) left.push_back(std::move(item));
+      queues.clear();
+      work.clear();
+    }
+    for (auto& item : left) {
+      if (item->kind != Kind::Draw) continue;
+      if (item->target.view.plane_count > 0) {
+        (void)backing.end_direct(item->target, false);
+        item->target = {};
+      }
+      ack(*item, 0, "shutdown: not painted", 0);
+    }
+    left.clear();
+    buckets.clear();
+    drain_release_domain();
+  }
+};
+
+Result<std::unique_ptr<PaintEngine>> PaintEngine::create(Backing& backing,
+                                                         PaintEngineConfig config) {
+  if (config.decode_threads < 1 || config.decode_threads > 64)
+    return Error(ErrorCode::InvalidArgument, "paint engine", "create",
+                 "decode_threads must be 1..64, not " + std::to_string(config.decode_threads));
+  if (config.delta_buckets < 0 || config.delta_buckets > 64)
+    return Error(ErrorCode::InvalidArgument, "paint engine", "create",
+                 "delta_buckets must be 0..64");
+  if (!config.decoders) config.decoders = builtin_decoders();
+  auto impl = std::make_unique<Impl>(backing, std::move(config));
+  Impl* raw = impl.get();
+  for (int i = 0; i < raw->config.decode_threads; ++i)
+    raw->workers.emplace_back([raw] { raw->worker_loop(); });
+  return std::unique_ptr<PaintEngine>(new PaintEngine(std::move(impl)));
+}
+
+PaintEngine::PaintEngine(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+PaintEngine::~PaintEngine() { impl_->shutdown(); }
+
+void PaintEngine::window_new(int64_t wid, int w, int h) {
+  auto item = std::make_shared<Item>();
+  item->kind = Kind::WindowNew;
+  item->wid = wid;
+  item->w = w;
+  item->h = h;
+  impl_->enqueue(std::move(item));
+}
+
+void PaintEngine::window_resize(int64_t wid, int w, int h) {
+  auto item = std::make_shared<Item>();
+  item->kind = Kind::WindowResize;
+  item->wid = wid;
+  item->w = w;
+  item->h = h;
+  impl_->enqueue(std::move(item));
+}
+
+void PaintEngine::window_lost(int64_t wid) {
+  auto item = std::make_shared<Item>();
+  item->kind = Kind::WindowLost;
+  item->wid = wid;
+  impl_->enqueue(std::move(item));
+}
+
+void PaintEngine::submit(DrawPacket packet) {
+  auto item = std::make_shared<Item>();
+  item->kind = Kind::Draw;
+  item->wid = packet.wid;
+  item->received =
+      packet.received == Clock::time_point{} ? Clock::now() : packet.received;
+  item->packet = std::move(packet);
+  const DrawPacket& p = item->packet;
+  if (internal::is_builtin_coding(p.coding)) {
+    item->state = State::Ready;
+  } else if ((item->decoder = impl_->config.decoders(p.coding)) == nullptr) {
+    item->state = State::Ready;
+    item->error = Error(ErrorCode::Unsupported, p.coding.empty() ? "draw" : p.coding, "decode",
+                        "unknown coding '" + p.coding + "'");
+  } else {
+    item->state = State::Queued;
+    item->direct = impl_->config.direct_decode &&
+                   internal::direct_capable(p, *item->decoder, impl_->format);
+  }
+  impl_->enqueue(std::move(item));
+}
+
+int PaintEngine::run_ui_once() { return impl_->run_ui_once(); }
+
+void PaintEngine::wait_for_work(std::chrono::microseconds timeout) {
+  MutexLock lock(impl_->mu);
+  impl_->ui_cv.wait_for(impl_->mu, timeout, [&]() PIXPATH_REQUIRES(impl_->mu) {
+    return impl_->ui_work || impl_->shut_down;
+  });
+}
+
+bool PaintEngine::idle() const {
+  MutexLock lock(impl_->mu);
+  return impl_->is_idle();
+}
+
+bool PaintEngine::wait_idle(std::chrono::milliseconds timeout) {
+  const auto deadline = Clock::now() + timeout;
+  for (;;) {
+    run_ui_once();
+    if (idle()) return true;
+    const auto now = Clock::now();
+    if (now >= deadline) return false;
+    wait_for_work(std::min<std::chrono::microseconds>(
+        std::chrono::duration_cast<std::chrono::microseconds>(deadline - now),
+        std::chrono::milliseconds(50)));
+  }
+}
+
+void PaintEngine::shutdown() { impl_->shutdown(); }
+
+PaintEngineStats PaintEngine::stats() const {
+  MutexLock lock(impl_->mu);
+  return impl_->stats;
+}
+
+}  // namespace pixpath::paint

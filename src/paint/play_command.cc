@@ -1,0 +1,99 @@
+// pixpath play: output formatting and the command's entry point.
+#include <nlohmann/json.hpp>
+
+#include <cstdio>
+#include <iomanip>
+#include <ostream>
+
+#include "pixpath/paint/backing_registry.h"
+#include "pixpath/paint/player.h"
+
+namespace pixpath::paint {
+namespace {
+
+nlohmann::json latency_json(const LatencySummary& l) {
+  return {{"count", l.count}, {"p50_us", l.p50}, {"p90_us", l.p90}, {"p99_us", l.p99},
+          {"max_us", l.max},  {"mean_us", l.mean}};
+}
+
+nlohmann::json coding_json(const CodingStats& s) {
+  return {{"coding", s.coding},       {"draws", s.draws},
+          {"painted", s.painted},     {"errors", s.errors},
+          {"skipped", s.skipped},     {"direct", s.direct},
+          {"bytes_in", s.bytes_in},   {"queue", latency_json(s.queue)},
+          {"decode", latency_json(s.decode)}, {"paint", latency_json(s.paint)},
+          {"total", latency_json(s.total)}};
+}
+
+std::string ms(int64_t us) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2f", static_cast<double>(us) / 1000.0);
+  return buf;
+}
+
+void row(std::ostream& out, const CodingStats& s) {
+  out << std::left << std::setw(8) << s.coding << std::right << std::setw(7) << s.draws
+      << std::setw(7) << s.errors << std::setw(7) << s.direct << std::setw(11) << s.bytes_in;
+  for (const LatencySummary* l : {&s.decode, &s.paint, &s.total})
+    out << "  " << std::setw(6) << ms(l->p50) << std::setw(7) << ms(l->p90) << std::setw(7)
+        << ms(l->p99) << std::setw(8) << ms(l->max);
+  out << "\n";
+}
+
+}  // namespace
+
+std::string play_result_json(const PlayResult& r) {
+  nlohmann::json j = {{"file", r.file},
+                      {"backing", r.backing},
+                      {"pace", r.pace},
+                      {"decode_threads", r.decode_threads},
+                      {"events", r.events},
+                      {"recorded_s", r.recorded_s},
+                      {"wall_s", r.wall_s},
+                      {"fps", r.fps},
+                      {"mbytes_per_s", r.mbytes_per_s},
+                      {"copies", r.copies},
+                      {"copy_bytes", r.copy_bytes},
+                      {"all", coding_json(r.all)},
+                      {"errors", r.errors},
+                      {"snapshots", r.snapshots}};
+  nlohmann::json per = nlohmann::json::array();
+  for (const auto& s : r.per_coding) per.push_back(coding_json(s));
+  j["per_coding"] = per;
+  return j.dump(2);
+}
+
+void print_play_result(const PlayResult& r, std::ostream& out) {
+  out << r.file << ": " << r.all.draws << " draws in " << std::fixed << std::setprecision(3)
+      << r.wall_s << " s (recorded " << r.recorded_s << " s), backing " << r.backing << ", pace "
+      << r.pace << ", " << r.decode_threads << " decode threads\n";
+  out << std::setprecision(1) << r.fps << " draws/s, " << r.mbytes_per_s << " MB/s in, "
+      << r.copies << " pixel copies (" << r.copy_bytes << " bytes)\n";
+  out << "latency in ms        decode p50/p90/p99/max        paint p50/p90/p99/max        "
+         "total p50/p90/p99/max\n";
+  out << "coding    draws   errs direct   bytes_in\n";
+  for (const auto& s : r.per_coding) row(out, s);
+  row(out, r.all);
+  for (const auto& e : r.errors) out << "error: " << e << "\n";
+  for (const auto& s : r.snapshots) out << "snapshot: " << s << "\n";
+}
+
+int run_play(const PlayOptions& options, std::ostream& out, std::ostream& err) {
+  auto backing = make_backing(options.backing);
+  if (!backing.ok()) {
+    err << "pixpath play: " << backing.error().message() << "\n";
+    return 1;
+  }
+  auto result = play_recording(options, **backing);
+  if (!result.ok()) {
+    err << "pixpath play: " << result.error().message() << "\n";
+    return 1;
+  }
+  if (options.json)
+    out << play_result_json(*result) << "\n";
+  else
+    print_play_result(*result, out);
+  return result->all.errors > 0 ? 2 : 0;
+}
+
+}  // namespace pixpath::paint

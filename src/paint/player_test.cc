@@ -1,0 +1,216 @@
+#include "pixpath/paint/player.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "paint/test_support.h"
+#include "pixpath/paint/cpu_backing.h"
+#include "pixpath/paint/png_file.h"
+#include "pixpath/paint/recording.h"
+
+namespace pixpath::paint {
+namespace {
+
+using testing::bgrx;
+
+namespace fs = std::filesystem;
+
+struct TempDir {
+  fs::path path;
+  TempDir() {
+    path = fs::temp_directory_path() /
+           ("pixpath_player_test_" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()) +
+            "_" + ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(path);
+    fs::create_directories(path);
+  }
+  ~TempDir() { fs::remove_all(path); }
+};
+
+RecordedEvent draw_event(int64_t t, DrawPacket p) {
+  RecordedEvent e;
+  e.type = RecordType::Draw;
+  e.time_us = t;
+  e.wid = p.wid;
+  e.draw = std::move(p);
+  return e;
+}
+
+RecordedEvent window_event(RecordType type, int64_t t, int64_t wid, int w = 0, int h = 0) {
+  RecordedEvent e;
+  e.type = type;
+  e.time_us = t;
+  e.wid = wid;
+  e.w = w;
+  e.h = h;
+  return e;
+}
+
+// Window 1 (32x24): a gradient, a scroll up by 8 rows, a delta-coded patch, a resize.
+// Window 2: painted and lost. Reference: the same operations done by hand.
+std::string write_recording(const fs::path& dir, std::vector<uint32_t>& reference, int& rw,
+                            int& rh) {
+  const int w = 32, h = 24;
+  auto gradient = [](int x, int y) { return bgrx(x * 8, y * 10, 100); };
+  auto patch_a = [](int x, int y) { return bgrx(x, y, 1); };
+  auto patch_b = [](int x, int y) { return bgrx(x, y, 200); };
+  std::vector<RecordedEvent> ev;
+  ev.push_back(window_event(RecordType::WindowNew, 0, 1, w, h));
+  ev.push_back(window_event(RecordType::WindowNew, 0, 2, 16, 16));
+  ev.push_back(draw_event(100, testing::rgb_draw(1, 1, 0, 0, w, h, testing::bgrx_bytes(w, h, gradient), true)));
+  ev.push_back(draw_event(100, testing::solid_draw(2, 2, 0, 0, 16, 16, bgrx(9, 9, 9))));
+  DrawPacket scroll;
+  scroll.wid = 1;
+  scroll.sequence = 3;
+  scroll.coding = "scroll";
+  scroll.options.scroll = {{0, 8, w, h - 8, 0, -8}};
+  ev.push_back(draw_event(200, scroll));
+  auto a = testing::bgrx_bytes(8, 8, patch_a);
+  auto b = testing::bgrx_bytes(8, 8, patch_b);
+  DrawPacket store = testing::rgb_draw(1, 4, 4, 4, 8, 8, a, true);
+  store.options.store = 4;
+  ev.push_back(draw_event(300, store));
+  std::vector<uint8_t> x(a.size());
+  for (size_t i = 0; i < a.size(); ++i) x[i] = a[i] ^ b[i];
+  DrawPacket delta = testing::rgb_draw(1, 5, 4, 4, 8, 8, x, true);
+  delta.options.delta = 4;
+  delta.options.store = 5;
+  ev.push_back(draw_event(400, delta));
+  ev.push_back(window_event(RecordType::WindowLost, 450, 2));
+  ev.push_back(window_event(RecordType::WindowResize, 500, 1, 40, 20));
+  const std::string path = (dir / "test.pxrec").string();
+  auto writer = RecordingWriter::create(path);
+  EXPECT_TRUE(writer.ok());
+  for (const auto& e : ev) EXPECT_TRUE(writer->write(e).ok());
+  EXPECT_TRUE(writer->close().ok());
+
+  rw = 40, rh = 20;
+  reference.assign(static_cast<size_t>(rw * rh), bgrx(0, 0, 0));
+  for (int yy = 0; yy < rh; ++yy)
+    for (int xx = 0; xx < w; ++xx) {
+      uint32_t v = yy + 8 < h ? gradient(xx, yy + 8) : gradient(xx, yy);
+      if (xx >= 4 && xx < 12 && yy >= 4 && yy < 12) v = patch_b(xx - 4, yy - 4);
+      reference[static_cast<size_t>(yy * rw + xx)] = v;
+    }
+  return path;
+}
+
+TEST(Player, SnapshotOfAPlayedRecordingEqualsTheReference) {
+  TempDir tmp;
+  std::vector<uint32_t> reference;
+  int rw = 0, rh = 0;
+  const std::string file = write_recording(tmp.path, reference, rw, rh);
+  for (Pace pace : {Pace::Max, Pace::Recorded}) {
+    PlayOptions opt;
+    opt.file = file;
+    opt.pace = pace;
+    opt.decode_threads = 3;
+    opt.snapshot_dir = (tmp.path / "snaps").string();
+    int progress_calls = 0;
+    opt.progress = [&](const PlayProgress&) { progress_calls++; };
+    std::ostringstream out, err;
+    opt.json = true;
+    ASSERT_EQ(run_play(opt, out, err), 0) << err.str() << out.str();
+    EXPECT_GT(progress_calls, 0);
+    auto j = nlohmann::json::parse(out.str());
+    EXPECT_EQ(j["all"]["draws"], 5);
+    EXPECT_EQ(j["all"]["painted"], 5);
+    EXPECT_EQ(j["all"]["errors"], 0);
+    EXPECT_EQ(j["snapshots"].size(), 2u);
+    auto png = read_file(opt.snapshot_dir + "/window-1.png");
+    ASSERT_TRUE(png.ok());
+    auto pic = decode_png_rgba(*png);
+    ASSERT_TRUE(pic.ok());
+    ASSERT_EQ(pic->width(), rw);
+    ASSERT_EQ(pic->height(), rh);
+    auto v = pic->read();
+    int mismatches = 0;
+    for (int y = 0; y < rh; ++y)
+      for (int x = 0; x < rw; ++x) {
+        const uint8_t* p = v->plane(0).row(y).data() + 4 * x;
+        uint32_t got = bgrx(p[0], p[1], p[2]);
+        if (got != reference[static_cast<size_t>(y * rw + x)] && mismatches++ < 5)
+          ADD_FAILURE() << "pixel " << x << "," << y << std::hex << " got " << got << " want "
+                        << reference[static_cast<size_t>(y * rw + x)];
+      }
+    EXPECT_EQ(mismatches, 0);
+    EXPECT_TRUE(fs::exists(opt.snapshot_dir + "/window-2-lost-1.png"));
+  }
+}
+
+TEST(Player, TableOutputAndBadInput) {
+  TempDir tmp;
+  std::vector<uint32_t> reference;
+  int rw = 0, rh = 0;
+  PlayOptions opt;
+  opt.file = write_recording(tmp.path, reference, rw, rh);
+  opt.pace = Pace::Max;
+  std::ostringstream out, err;
+  EXPECT_EQ(run_play(opt, out, err), 0);
+  EXPECT_NE(out.str().find("rgb32"), std::string::npos);
+  EXPECT_NE(out.str().find("scroll"), std::string::npos);
+  opt.backing = "nonesuch";
+  EXPECT_EQ(run_play(opt, out, err), 1);
+  opt.backing = "cpu";
+  opt.file = (tmp.path / "missing.pxrec").string();
+  EXPECT_EQ(run_play(opt, out, err), 1);
+  EXPECT_NE(err.str().find("missing.pxrec"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace pixpath::paint
+
+namespace pixpath::paint {
+namespace {
+
+// tests/data/sample.pxrec (scripts/make-sample-recording): real X applications, encoded as an
+// xpra server would; its last packets are a lossless refresh, so every window must equal its
+// reference PNG exactly (the lost window in its snapshot taken just before it was destroyed).
+TEST(Player, SampleRecordingMatchesItsReferencePictures) {
+  const char* data = std::getenv("PIXPATH_TEST_DATA");
+  ASSERT_NE(data, nullptr);
+  const std::string dir = data;
+  TempDir tmp;
+  PlayOptions opt;
+  opt.file = dir + "/sample.pxrec";
+  opt.pace = Pace::Max;
+  opt.decode_threads = 2;
+  opt.snapshot_dir = tmp.path.string();
+  CpuBacking backing;
+  auto result = play_recording(opt, backing);
+  ASSERT_TRUE(result.ok()) << result.error().message();
+  EXPECT_EQ(result->all.errors, 0) << (result->errors.empty() ? "" : result->errors[0]);
+  EXPECT_EQ(result->all.skipped, 0);
+  EXPECT_GT(result->all.painted, 50);
+  int compared = 0;
+  for (const auto& entry : fs::directory_iterator(dir)) {
+    const std::string name = entry.path().filename().string();
+    if (name.rfind("sample-window-", 0) != 0) continue;
+    const std::string wid = name.substr(14, name.size() - 14 - 4);
+    std::string snap = opt.snapshot_dir + "/window-" + wid + ".png";
+    if (!fs::exists(snap)) snap = opt.snapshot_dir + "/window-" + wid + "-lost-1.png";
+    auto want = decode_png_rgba(*read_file(entry.path().string()));
+    auto got_bytes = read_file(snap);
+    ASSERT_TRUE(got_bytes.ok()) << snap;
+    auto got = decode_png_rgba(*got_bytes);
+    ASSERT_TRUE(want.ok() && got.ok());
+    ASSERT_EQ(want->width(), got->width()) << name;
+    ASSERT_EQ(want->height(), got->height()) << name;
+    auto wv = want->read();
+    auto gv = got->read();
+    int64_t diff = 0;
+    for (int y = 0; y < want->height(); ++y)
+      diff += std::memcmp(wv->plane(0).row(y).data(), gv->plane(0).row(y).data(),
+                          wv->plane(0).row_bytes()) != 0;
+    EXPECT_EQ(diff, 0) << name << ": rows differing";
+    compared++;
+  }
+  EXPECT_EQ(compared, 4);
+}
+
+}  // namespace
+}  // namespace pixpath::paint
