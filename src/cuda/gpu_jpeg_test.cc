@@ -158,14 +158,15 @@ class GpuJpegTest : public ::testing::Test {
   static void SetUpTestSuite() {
     auto d = GpuJpegDecoder::create();
     if (d.ok()) {
-      decoder_ = std::move(d).value().release();
+      decoder_ = std::move(d).value();
       std::printf("GPU decoder: %s\n", decoder_->info_json().c_str());
     } else {
-      skip_reason_ = new std::string(d.error().message());
+      skip_reason_ = d.error().message();
     }
   }
+  static void TearDownTestSuite() { decoder_.reset(); }
   void SetUp() override {
-    if (!decoder_) GTEST_SKIP() << "no GPU decoder here: " << *skip_reason_;
+    if (!decoder_) GTEST_SKIP() << "no GPU decoder here: " << skip_reason_;
   }
   const GpuJpegDecoder& dec() const { return *decoder_; }
 
@@ -188,8 +189,8 @@ class GpuJpegTest : public ::testing::Test {
     EXPECT_TRUE(d.within()) << d.str();
   }
 
-  static inline GpuJpegDecoder* decoder_ = nullptr;
-  static inline std::string* skip_reason_ = nullptr;
+  static inline std::unique_ptr<GpuJpegDecoder> decoder_;
+  static inline std::string skip_reason_;
 };
 
 TEST_F(GpuJpegTest, MatchesLibjpegTurboAcrossSubsamplingsAndSizes) {
