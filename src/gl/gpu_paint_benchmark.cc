@@ -3,7 +3,7 @@
 // recordings through the player API.
 //
 //   gpu_paint_benchmark --make-recording OUT.pxrec --draws N JPEG...   (one 3840x2160 window)
-//   gpu_paint_benchmark [--threads N] [--repeat R] RECORDING...        (cpu and gpu on each)
+//   gpu_paint_benchmark [--threads N] [--in-flight N] [--repeat R] RECORDING...  (cpu and gpu)
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -40,13 +40,14 @@ void print_row(const std::string& file, const char* decoder, const gl::testing::
 int main(int argc, char** argv) {
   std::vector<std::string> files;
   std::string make;
-  int draws = 300, threads = 2, repeat = 1;
+  int draws = 300, threads = 2, repeat = 1, in_flight = 0;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--make-recording" && i + 1 < argc) make = argv[++i];
     else if (a == "--draws" && i + 1 < argc) draws = std::atoi(argv[++i]);
     else if (a == "--threads" && i + 1 < argc) threads = std::atoi(argv[++i]);
     else if (a == "--repeat" && i + 1 < argc) repeat = std::atoi(argv[++i]);
+    else if (a == "--in-flight" && i + 1 < argc) in_flight = std::atoi(argv[++i]);
     else files.push_back(a);
   }
   if (!make.empty()) {
@@ -73,7 +74,9 @@ int main(int argc, char** argv) {
   {
     auto ctx = gl::GlContext::create();
     if (!ctx.ok()) return std::printf("no GL: %s\n", ctx.error().message().c_str()), 1;
-    std::printf("GL: %s| %s | %s\n", (*ctx)->info().egl_vendor.c_str(), (*ctx)->info().renderer.c_str(),
+    std::printf("threads %d, in flight %d (0: 4 per thread)\n", threads, in_flight);
+    std::printf("GL: %s platform, %s| %s | %s\n", std::string(gl::to_string((*ctx)->info().platform)).c_str(),
+                (*ctx)->info().egl_vendor.c_str(), (*ctx)->info().renderer.c_str(),
                 (*ctx)->info().version.c_str());
   }
   int rc = 0;
@@ -83,7 +86,7 @@ int main(int argc, char** argv) {
       bool ok[2] = {false, false};
       const paint::DecoderChoice choices[2] = {paint::DecoderChoice::Cpu, paint::DecoderChoice::Gpu};
       for (int k = 0; k < 2; ++k) {
-        auto p = gl::testing::play_gl(f, choices[k], k ? gpu : nullptr, threads);
+        auto p = gl::testing::play_gl(f, choices[k], k ? gpu : nullptr, threads, in_flight);
         if (!p.ok()) {
           std::printf("%s %s: %s\n", f.c_str(), k ? "gpu" : "cpu", p.error().message().c_str());
           rc = 1;

@@ -70,9 +70,10 @@ struct Played {
   GlStats gl;
 };
 
-// Plays `file` at full speed into a fresh GL backing with `decoder`; snapshots every window.
+// Plays `file` at full speed (at most `in_flight` draws queued; 0: the player's default) into a fresh GL backing with `decoder`; snapshots every window.
 inline Result<Played> play_gl(const std::string& file, paint::DecoderChoice decoder,
-                              std::shared_ptr<const cuda::GpuJpegDecoder> gpu, int threads = 2) {
+                              std::shared_ptr<const cuda::GpuJpegDecoder> gpu, int threads = 2,
+                              int in_flight = 0) {
   PIXPATH_TRY(auto backing, GlBacking::create());
   paint::PlayOptions o;
   o.file = file;
@@ -80,6 +81,7 @@ inline Result<Played> play_gl(const std::string& file, paint::DecoderChoice deco
   o.decoder = decoder;
   o.gpu_decoder = std::move(gpu);
   o.decode_threads = threads;
+  o.max_in_flight = in_flight;
   Played p;
   PIXPATH_TRY(p.result, paint::play_recording(o, *backing));
   for (int64_t wid : backing->windows()) {

@@ -25,3 +25,9 @@ bin/gpu_paint_benchmark --make-recording /tmp/screen4k.pxrec --draws ${DRAWS:-24
   data/screen4k_q70_420_rst2.jpg data/screen1080_q50_420.jpg data/screen4k_q90_444.jpg data/crop_512x512_q50_420.jpg
 timeout 240 bin/gpu_paint_benchmark --threads ${THREADS:-2} --repeat ${REPEAT:-2} /tmp/screen4k.pxrec tests/data/sample.pxrec 2>&1 | tee "$OUT/bench.log" | cut -c1-400
 echo "bench rc=${PIPESTATUS[0]}"
+if [ "${LATENCY:-1}" = 1 ]; then
+  echo "=== latency: one draw in flight"
+  timeout 120 bin/gpu_paint_benchmark --threads 2 --in-flight 1 /tmp/screen4k.pxrec tests/data/sample.pxrec 2>&1 | tee -a "$OUT/bench.log" | grep -v "decoder info" | cut -c1-400
+  echo "=== throughput: 4 decode threads"
+  timeout 120 bin/gpu_paint_benchmark --threads 4 /tmp/screen4k.pxrec 2>&1 | tee -a "$OUT/bench.log" | grep -v "decoder info" | cut -c1-400
+fi
