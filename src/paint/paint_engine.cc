@@ -439,8 +439,10 @@ struct PaintEngine::Impl {
   }
 
   // UI thread: one copy_to_textures call for the draws collected in `batch` (any windows).
-  void flush_copies(std::vector<ItemPtr>& batch) {
-    if (batch.empty()) return;
+  // Returns how many were completed here (painted on the CPU after a failed copy).
+  int flush_copies(std::vector<ItemPtr>& batch) {
+    if (batch.empty()) return 0;
+    int completed = 0;
     std::vector<cuda::GpuCopyJob> jobs;
     jobs.reserve(batch.size());
     for (const auto& item : batch) {
@@ -460,6 +462,7 @@ struct PaintEngine::Impl {
       if (!fence.ok()) {  // nothing was written: paint these on the CPU, in order
         redo_on_cpu(*item, fence.error());
         complete_draw(*item);
+        ++completed;
         continue;
       }
       const DrawPacket& p = item->packet;
@@ -476,6 +479,7 @@ struct PaintEngine::Impl {
     }
     batch.clear();
     watcher_cv.notify_one();
+    return completed;
   }
 
   // Watcher thread: sleeps on each fence in turn, stamps the time, wakes the UI thread.
@@ -574,24 +578,24 @@ struct PaintEngine::Impl {
       if (todo.empty() && to_start.empty()) break;
       std::vector<ItemPtr> batch;  // GPU texture copies, issued together
       for (auto& item : todo) {
-        completed++;
         if (gpu_mode == GpuMode::Texture) {
-          if (gpu_copy_ready(*item)) {
+          if (gpu_copy_ready(*item)) {  // counted when its ack is delivered
             batch.push_back(item);
             continue;
           }
           // Anything else of a window with a copy in the batch goes after the copy.
           if (std::any_of(batch.begin(), batch.end(),
                           [&](const ItemPtr& b) { return b->wid == item->wid; }))
-            flush_copies(batch);
+            completed += flush_copies(batch);
         }
         complete(*item);
+        completed++;
       }
-      flush_copies(batch);
+      completed += flush_copies(batch);
       todo.clear();  // pictures released here, on the UI thread
       for (auto& item : to_start) start_direct(item);
     }
-    deliver_pending();
+    completed += deliver_pending();  // GPU acks whose fence signalled count as completed
     drain_release_domain();
     return completed;
   }

@@ -154,7 +154,8 @@ class PaintEngine {
   void submit(DrawPacket packet);
 
   // UI thread: applies every event and paints every draw that is ready, in order; opens
-  // direct targets; drains the release domain. Returns the number of items completed.
+  // direct targets; delivers GPU acks whose fence has signalled; drains the release domain.
+  // Returns the number of items completed (GPU draws count when their ack is delivered).
   int run_ui_once();
   // UI thread: blocks until there may be UI work (or the timeout passes).
   void wait_for_work(std::chrono::microseconds timeout);
