@@ -69,7 +69,7 @@ class FakeTextureBacking final : public Backing {
   std::optional<Size> window_size(int64_t wid) const override { return cpu.window_size(wid); }
   std::vector<int64_t> windows() const override { return cpu.windows(); }
   Result<DirectTarget> begin_direct(int64_t wid, Rect r) override { return cpu.begin_direct(wid, r); }
-  Result<void> end_direct(DirectTarget t, bool written) override { return cpu.end_direct(t, written); }
+  Result<void> end_direct(DirectTarget t, bool done) override { return cpu.end_direct(t, done); }
   Result<void> paint(int64_t wid, int x, int y, const Picture& p, int w, int h) override {
     return cpu.paint(wid, x, y, p, w, h);
   }
