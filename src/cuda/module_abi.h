@@ -21,7 +21,8 @@
 
 namespace pixpath::cuda::abi {
 
-inline constexpr int kAbiVersion = 1;
+// 2: copy_to_textures and the fence calls (the paint engine's GPU path).
+inline constexpr int kAbiVersion = 2;
 inline constexpr const char* kEntryPoint = "pixpath_cuda_module_v1";
 
 struct EngineOptions {
@@ -63,6 +64,15 @@ struct TextureTarget {
   int x = 0, y = 0;
 };
 
+// One decode_to_device() picture to copy into a texture region (copy_to_textures).
+struct DeviceCopy {
+  const void* src = nullptr;  // RGBA, src_pitch bytes per row
+  size_t src_pitch = 0;
+  int width = 0, height = 0;
+  void* src_event = nullptr;  // cudaEvent_t recorded after the picture's write; null: none
+  TextureTarget target;
+};
+
 class Engine {
  public:
   virtual ~Engine() = default;
@@ -77,6 +87,14 @@ class Engine {
                                                              const TextureTarget* targets,
                                                              size_t count) = 0;
   virtual void forget_texture(uint32_t texture) = 0;
+  // Copies device pictures into texture regions on the engine's paint stream (GL context
+  // current): GPU-side waits on each src_event, one map of every distinct texture, 2-D copies,
+  // one unmap; no host wait. Returns a fence (a cudaEvent_t recorded after the unmap, created
+  // with blocking sync) to give back with release_fence().
+  virtual Result<void*> copy_to_textures(const DeviceCopy* copies, size_t count) = 0;
+  virtual int query_fence(void* fence) = 0;  // 1 signalled, 0 not yet, -1 failed
+  virtual Result<void> wait_fence(void* fence) = 0;
+  virtual void release_fence(void* fence) = 0;
 
   // Release of a DeviceImage's memory (stream-ordered after its write, any thread).
   virtual void release_device(void* ptr, void* stream) = 0;

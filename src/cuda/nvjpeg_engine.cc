@@ -691,6 +691,11 @@ struct ParsedImage {
 class NvjpegEngine final : public abi::Engine {
  public:
   explicit NvjpegEngine(std::shared_ptr<DeviceState> d) : d_(std::move(d)) {}
+  ~NvjpegEngine() override {
+    (void)bind();
+    if (paint_stream_) (void)cudaStreamSynchronize(paint_stream_), (void)cudaStreamDestroy(paint_stream_);
+    for (auto e : free_fences_) (void)cudaEventDestroy(e);
+  }
 
   Result<abi::ImageHeader> inspect(const abi::DecodeRequest& r) override {
     PIXPATH_CHECK(bind());
@@ -844,6 +849,87 @@ class NvjpegEngine final : public abi::Engine {
     if (it->second.surface) (void)cudaDestroySurfaceObject(it->second.surface);
     (void)cudaGraphicsUnregisterResource(it->second.resource);
     d_->textures.erase(it);
+  }
+
+  // The paint engine's path: pictures were decoded into CUDA memory on worker threads; here,
+  // on the GL thread, they only get copied into the window textures. Nothing waits on the host:
+  // the stream waits for each picture's event on the GPU, map/unmap order the copies against
+  // GL work issued before and after them, and the returned fence says when they are done.
+  Result<void*> copy_to_textures(const abi::DeviceCopy* copies, size_t count) override {
+    PIXPATH_CHECK(bind());
+    if (count == 0) return gpu_error(ErrorCode::InvalidArgument, "gpu texture", "nothing to copy");
+    if (inject_failure("texture"))
+      return gpu_error(ErrorCode::Internal, "gpu texture", "failure injected (PIXPATH_CUDA_INJECT_FAILURE)");
+    std::lock_guard lock(paint_mu_);
+    if (!paint_stream_) CUDA_TRY("gpu texture", cudaStreamCreateWithFlags(&paint_stream_, cudaStreamNonBlocking));
+    std::vector<TextureRegistration*> regs(count, nullptr);
+    std::vector<cudaGraphicsResource_t> resources;
+    for (size_t i = 0; i < count; ++i) {
+      const auto& c = copies[i];
+      const auto& t = c.target;
+      if (!c.src || c.width <= 0 || c.height <= 0 || t.x + c.width > t.texture_width ||
+          t.y + c.height > t.texture_height)
+        return gpu_error(ErrorCode::OutOfRange, "gpu texture",
+                         "picture " + std::to_string(c.width) + "x" + std::to_string(c.height) +
+                             " at " + std::to_string(t.x) + "," + std::to_string(t.y) +
+                             " does not fit the " + std::to_string(t.texture_width) + "x" +
+                             std::to_string(t.texture_height) + " texture");
+      PIXPATH_TRY(regs[i], registration(t));
+      if (std::find(resources.begin(), resources.end(), regs[i]->resource) == resources.end())
+        resources.push_back(regs[i]->resource);
+    }
+    for (size_t i = 0; i < count; ++i) {  // write-discard where one picture covers a whole texture
+      const auto& c = copies[i];
+      int users = 0;
+      for (size_t k = 0; k < count; ++k) users += regs[k] == regs[i];
+      PIXPATH_CHECK(set_map_flags(*regs[i], users == 1 && c.target.x == 0 && c.target.y == 0 &&
+                                                c.width == c.target.texture_width &&
+                                                c.height == c.target.texture_height));
+      if (c.src_event)
+        CUDA_TRY("gpu texture", cudaStreamWaitEvent(paint_stream_, static_cast<cudaEvent_t>(c.src_event), 0));
+    }
+    CUDA_TRY("gpu texture", cudaGraphicsMapResources(int(resources.size()), resources.data(), paint_stream_));
+    Result<void> status = ok();
+    for (size_t i = 0; i < count && status; ++i) {
+      const auto& c = copies[i];
+      cudaArray_t array = nullptr;
+      if (auto e = cudaGraphicsSubResourceGetMappedArray(&array, regs[i]->resource, 0, 0); e != cudaSuccess) {
+        status = cuda_error("gpu texture", "cudaGraphicsSubResourceGetMappedArray", e);
+        break;
+      }
+      if (auto e = cudaMemcpy2DToArrayAsync(array, size_t(c.target.x) * 4, size_t(c.target.y), c.src,
+                                            c.src_pitch, size_t(c.width) * 4, size_t(c.height),
+                                            cudaMemcpyDeviceToDevice, paint_stream_);
+          e != cudaSuccess)
+        status = cuda_error("gpu texture", "cudaMemcpy2DToArrayAsync", e);
+    }
+    const cudaError_t ue = cudaGraphicsUnmapResources(int(resources.size()), resources.data(), paint_stream_);
+    if (!status) return status.error();
+    if (ue != cudaSuccess) return cuda_error("gpu texture", "cudaGraphicsUnmapResources", ue);
+    cudaEvent_t fence = nullptr;
+    if (!free_fences_.empty()) {
+      fence = free_fences_.back();
+      free_fences_.pop_back();
+    } else {
+      CUDA_TRY("gpu texture", cudaEventCreateWithFlags(&fence, cudaEventBlockingSync | cudaEventDisableTiming));
+    }
+    if (auto e = cudaEventRecord(fence, paint_stream_); e != cudaSuccess) {
+      free_fences_.push_back(fence);
+      return cuda_error("gpu texture", "cudaEventRecord", e);
+    }
+    return static_cast<void*>(fence);
+  }
+  int query_fence(void* fence) override {
+    const cudaError_t e = cudaEventQuery(static_cast<cudaEvent_t>(fence));
+    return e == cudaSuccess ? 1 : (e == cudaErrorNotReady ? 0 : -1);
+  }
+  Result<void> wait_fence(void* fence) override {
+    CUDA_TRY("gpu texture", cudaEventSynchronize(static_cast<cudaEvent_t>(fence)));
+    return ok();
+  }
+  void release_fence(void* fence) override {
+    std::lock_guard lock(paint_mu_);
+    free_fences_.push_back(static_cast<cudaEvent_t>(fence));
   }
 
   void release_device(void* ptr, void* stream) override {
@@ -1285,6 +1371,9 @@ class NvjpegEngine final : public abi::Engine {
   }
 
   std::shared_ptr<DeviceState> d_;
+  std::mutex paint_mu_;
+  cudaStream_t paint_stream_ = nullptr;  // copy_to_textures (the GL thread's stream)
+  std::vector<cudaEvent_t> free_fences_;
 };
 
 Result<std::shared_ptr<abi::Engine>> create_engine(const abi::EngineOptions& options) {

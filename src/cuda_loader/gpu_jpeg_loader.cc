@@ -175,6 +175,18 @@ Result<void> cuda_copy(const Picture& src, Picture& dst) {
   return ok();
 }
 
+class CudaFence final : public GpuFence {
+ public:
+  CudaFence(std::shared_ptr<abi::Engine> engine, void* event) : engine_(std::move(engine)), event_(event) {}
+  ~CudaFence() override { engine_->release_fence(event_); }
+  bool ready() const override { return engine_->query_fence(event_) != 0; }
+  Result<void> wait() const override { return engine_->wait_fence(event_); }
+
+ private:
+  std::shared_ptr<abi::Engine> engine_;
+  void* event_;
+};
+
 class LoadedGpuJpegDecoder final : public GpuJpegDecoder {
  public:
   explicit LoadedGpuJpegDecoder(std::shared_ptr<abi::Engine> engine) : engine_(std::move(engine)) {}
@@ -226,6 +238,27 @@ class LoadedGpuJpegDecoder final : public GpuJpegDecoder {
     return engine_->decode_batch_to_textures(requests.data(), targets.data(), jobs.size());
   }
 
+  Result<std::shared_ptr<GpuFence>> copy_to_textures(std::span<const GpuCopyJob> jobs) const override {
+    std::vector<abi::DeviceCopy> copies;
+    copies.reserve(jobs.size());
+    for (const auto& j : jobs) {
+      if (!j.picture || j.picture->format() != PixelFormat::RGBA || j.picture->plane_count() != 1 ||
+          j.picture->location().kind != MemoryKind::CudaDevice)
+        return Error(ErrorCode::InvalidArgument, "jpeg", "gpu texture",
+                     "copy_to_textures takes RGBA pictures in CUDA memory (decode_to_device)");
+      const auto& plane = j.picture->plane(0);
+      abi::DeviceCopy c;
+      c.src = static_cast<const uint8_t*>(plane.storage->data()) + plane.offset;
+      c.src_pitch = plane.stride;
+      c.width = j.picture->width();
+      c.height = j.picture->height();
+      if (auto sync = plane.storage->sync_point()) c.src_event = sync->native();
+      c.target = texture_target(j.target);
+      copies.push_back(c);
+    }
+    PIXPATH_TRY(void* event, engine_->copy_to_textures(copies.data(), copies.size()));
+    return std::shared_ptr<GpuFence>(std::make_shared<CudaFence>(engine_, event));
+  }
   void forget_texture(uint32_t texture) const override { engine_->forget_texture(texture); }
   std::string info_json() const override { return engine_->info_json(); }
 

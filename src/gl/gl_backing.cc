@@ -4,6 +4,7 @@
 
 #include <string>
 
+#include "internal/context_impl.h"
 #include "pixpath/core/pixel_format.h"
 
 namespace pixpath::gl {
@@ -167,6 +168,19 @@ Result<void> GlBacking::scroll(int64_t wid, std::span<const ScrollRect> rects) {
 Result<Picture> GlBacking::snapshot(int64_t wid) {
   PIXPATH_TRY(GlWindow * win, find(wid, "snapshot"));
   return win->readback(format_);
+}
+
+std::optional<paint::WindowTexture> GlBacking::window_texture(int64_t wid) {
+  GlWindow* w = window(wid);
+  if (!w) return std::nullopt;
+  return paint::WindowTexture{w->texture(), w->width(), w->height()};
+}
+
+Result<void> GlBacking::texture_written(int64_t wid, paint::Rect r) {
+  (void)r;
+  PIXPATH_TRY(GlWindow * win, find(wid, "texture written"));
+  context_->impl().stats.external_writes++;
+  return after_change(*win);
 }
 
 Result<std::unique_ptr<paint::Backing>> make_gl_backing(const GlBackingOptions& options) {

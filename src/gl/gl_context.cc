@@ -323,7 +323,7 @@ Result<void> GlContext::Impl::init_gl() {
   info.renderer = str(GL_RENDERER);
   info.version = str(GL_VERSION);
   const char* ev = eglQueryString(display, EGL_VENDOR);
-  info.egl_vendor = ev ? ev : "";
+  info.egl_vendor += ev ? ev : "";
 
   glGenVertexArrays(1, &vao);
   glGenFramebuffers(1, &read_fbo);
@@ -350,9 +350,23 @@ GlContext::~GlContext() = default;
 Result<std::shared_ptr<GlContext>> GlContext::create(const GlContextOptions& options) {
   auto impl = std::make_unique<Impl>();
   impl->options = options;
-  const GlPlatform platform = resolve_platform(options);
+  GlPlatform platform = resolve_platform(options);
   impl->info.platform = platform;
-  PIXPATH_TRY(impl->display, open_display(*impl, platform));
+  auto display = open_display(*impl, platform);
+  if (!display.ok() && options.platform == GlPlatform::Auto && platform_from_env() == GlPlatform::Auto) {
+    // Auto, and neither a CUDA EGL device nor Mesa's surfaceless platform could be opened: the
+    // EGL default display. Seen on the H200 device machine, where Debian's glvnd libEGL offers
+    // no device enumeration but NVIDIA's default display is the (headless) GPU.
+    EGLDisplay d = eglGetDisplay(EGL_DEFAULT_DISPLAY);
+    if (d != EGL_NO_DISPLAY && eglInitialize(d, nullptr, nullptr)) {
+      display = d;
+      impl->info.platform = platform = GlPlatform::Device;
+      impl->info.egl_device_index = -1;
+      impl->info.egl_vendor = "(EGL default display) ";
+    }
+  }
+  if (!display.ok()) return display.error();
+  impl->display = *display;
   PIXPATH_CHECK(create_context(*impl, platform));
   PIXPATH_CHECK(impl->init_gl());
   return std::shared_ptr<GlContext>(new GlContext(std::move(impl)));

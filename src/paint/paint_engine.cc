@@ -14,6 +14,23 @@
 
 namespace pixpath::paint {
 
+std::string_view to_string(DecoderChoice choice) {
+  switch (choice) {
+    case DecoderChoice::Cpu: return "cpu";
+    case DecoderChoice::Gpu: return "gpu";
+    case DecoderChoice::Auto: return "auto";
+  }
+  return "?";
+}
+
+Result<DecoderChoice> parse_decoder_choice(std::string_view text) {
+  if (text == "cpu") return DecoderChoice::Cpu;
+  if (text == "gpu") return DecoderChoice::Gpu;
+  if (text == "auto") return DecoderChoice::Auto;
+  return Error(ErrorCode::InvalidArgument, "decoder", "parse",
+               "'" + std::string(text) + "' is not cpu, gpu or auto");
+}
+
 DecoderLookup builtin_decoders() {
   return [](std::string_view coding) { return codecs::CodecRegistry::builtin().decoder(coding); };
 }
@@ -27,6 +44,10 @@ int64_t micros(Clock::duration d) {
 }
 
 enum class Kind { Draw, WindowNew, WindowResize, WindowLost };
+
+// How a jpeg/jpega draw is decoded (GpuMode::Off: always Cpu).
+enum class Route { Cpu, GpuTexture, GpuHost };
+enum class GpuMode { Off, Texture, Host };
 
 enum class State {
   Queued,          // waiting for a worker (private decode)
@@ -54,8 +75,30 @@ struct Item {
   std::optional<Error> error;
   DirectTarget target;
   Clock::time_point decode_start{}, decode_end{};
+  Route route = Route::Cpu;
+  std::string_view decoder_used = "cpu";
 };
 using ItemPtr = std::shared_ptr<Item>;
+
+// An acknowledgement waiting for the GPU (fence set), or queued behind one of its window.
+struct PendingAck {
+  ItemPtr item;
+  std::shared_ptr<const cuda::GpuFence> fence;  // null: painted already, only ordered behind
+  int64_t decode_code = 1;
+  std::string message;
+  int64_t paint_us = 0;
+  bool signalled = false;  // guarded by the engine mutex
+  Clock::time_point done_at{};
+  std::optional<Error> fence_error;
+};
+using PendingPtr = std::shared_ptr<PendingAck>;
+
+bool gpu_codable(const DrawPacket& p) {
+  if (p.coding != "jpeg" && p.coding != "jpega") return false;
+  if (p.coding == "jpega" && !p.options.alpha_offset) return false;
+  return !p.options.delta && !p.options.store && p.options.paint && !internal::is_scaled(p) &&
+         p.w > 0 && p.h > 0;
+}
 
 }  // namespace
 
@@ -76,8 +119,21 @@ struct PaintEngine::Impl {
   PaintEngineStats stats PIXPATH_GUARDED_BY(mu);
   std::vector<std::thread> workers;
 
+  // GPU route (fixed after create()).
+  GpuMode gpu_mode = GpuMode::Off;
+  std::shared_ptr<const cuda::GpuJpegDecoder> gpu;
+  // Acks in delivery order (FIFO: all copies go through one stream, so fences signal in order).
+  std::deque<PendingPtr> pending PIXPATH_GUARDED_BY(mu);
+  std::deque<PendingPtr> to_watch PIXPATH_GUARDED_BY(mu);  // fences for the watcher thread
+  bool watcher_stop PIXPATH_GUARDED_BY(mu) = false;
+  std::condition_variable_any watcher_cv;
+  std::thread watcher;
+
   // UI thread only.
   std::map<int64_t, DeltaBuckets> buckets;
+  std::map<int64_t, int> pending_per_window;     // acks of a window in `pending`
+  bool ack_in_place = false;                     // finish() acks at once (deliver_pending)
+  std::map<int64_t, uint32_t> registered_textures;  // window -> texture given to the GPU decoder
 
   Impl(Backing& b, PaintEngineConfig c) : backing(b), config(std::move(c)), format(b.format()) {}
 
@@ -166,9 +222,59 @@ struct PaintEngine::Impl {
     }
   }
 
+  cuda::GpuDecodeParams gpu_params(const DrawPacket& p) const {
+    cuda::GpuDecodeParams params;
+    params.width = p.w;
+    params.height = p.h;
+    if (p.coding == "jpega") params.alpha_offset = p.options.alpha_offset;
+    params.limits = config.limits;
+    return params;
+  }
+
+  void gpu_failed(Item& item, const Error& e) {
+    item.route = Route::Cpu;
+    item.decoder_used = "gpu->cpu";
+    item.picture = Picture();
+    MutexLock lock(mu);
+    stats.gpu_fallbacks++;
+    stats.last_gpu_error = e.message();
+  }
+
+  // Worker: the GPU part of a GPU-routed draw; false when it must be decoded on the CPU.
+  bool decode_gpu(Item& item) {
+    const DrawPacket& p = item.packet;
+    if (item.route == Route::GpuTexture) {
+      auto r = gpu->decode_to_device(p.data.span(), gpu_params(p));
+      if (!r.ok()) return gpu_failed(item, r.error()), false;
+      item.picture = std::move(r).value();
+    } else {
+      auto r = gpu->decode_to_host(p.data.span(), gpu_params(p));
+      if (!r.ok()) return gpu_failed(item, r.error()), false;
+      item.picture = std::move(r->picture);
+    }
+    item.decoder_used = "gpu";
+    MutexLock lock(mu);
+    stats.gpu_decodes++;
+    return true;
+  }
+
+  // A CPU decode of a draw the GPU failed after its worker was done (UI thread; rare).
+  void redo_on_cpu(Item& item, const Error& e) {
+    gpu_failed(item, e);
+    auto r = internal::decode_private(item.packet, *item.decoder, format, config.limits);
+    if (r.ok())
+      item.picture = std::move(r).value();
+    else
+      item.error = r.error();
+  }
+
   void decode(Item& item) {
     item.decode_start = Clock::now();
     const DrawPacket& p = item.packet;
+    if (item.route != Route::Cpu && decode_gpu(item)) {
+      item.decode_end = Clock::now();
+      return;
+    }
     if (item.direct) {
       auto r = internal::decode_direct(p, *item.decoder, item.target.view, config.limits);
       if (!r.ok()) item.error = r.error();
@@ -182,8 +288,8 @@ struct PaintEngine::Impl {
     item.decode_end = Clock::now();
   }
 
-  void ack(const Item& item, int64_t decode_time_us, std::string message, int64_t paint_us) {
-    const auto now = Clock::now();
+  void ack(const Item& item, int64_t decode_time_us, std::string message, int64_t paint_us,
+           Clock::time_point now = Clock::now()) {
     DamageAck ack;
     ack.sequence = item.packet.sequence;
     ack.wid = item.wid;
@@ -194,6 +300,7 @@ struct PaintEngine::Impl {
     report.coding = item.packet.coding;
     report.bytes_in = item.packet.data.size();
     report.direct = item.direct;
+    report.decoder = item.decoder_used;
     if (item.decode_start != Clock::time_point{}) {
       report.queue_us = micros(item.decode_start - item.received);
       report.decode_us = micros(item.decode_end - item.decode_start);
@@ -224,6 +331,7 @@ struct PaintEngine::Impl {
         return;
       }
       case Kind::WindowResize: {
+        forget_window_texture(item.wid);
         auto r = backing.resize_window(item.wid, item.w, item.h);
         if (!r.ok()) window_event_error(r.error());
         return;
@@ -231,6 +339,7 @@ struct PaintEngine::Impl {
       case Kind::WindowLost: {
         if (backing.window_size(item.wid)) {
           if (config.before_window_destroy) config.before_window_destroy(item.wid);
+          forget_window_texture(item.wid);
           auto r = backing.destroy_window(item.wid);
           if (!r.ok()) window_event_error(r.error());
         }
@@ -254,39 +363,183 @@ struct PaintEngine::Impl {
       item.target = {};
       if (!r.ok() && !item.error) item.error = r.error();
     }
-    if (skip) return ack(item, 0, *skip, 0);
+    if (skip) return finish(item, 0, *skip, 0);
     const DrawPacket& p = item.packet;
     if (!backing.window_size(item.wid))
-      return ack(item, 0, "window " + std::to_string(item.wid) + " does not exist", 0);
-    if (item.error) return ack(item, -1, item.error->message(), 0);
+      return finish(item, 0, "window " + std::to_string(item.wid) + " does not exist", 0);
+    if (item.error) return finish(item, -1, item.error->message(), 0);
     const auto paint_start = Clock::now();
     auto paint_us = [&] { return std::max<int64_t>(1, micros(Clock::now() - paint_start)); };
-    if (item.direct) return ack(item, 1, "", paint_us());
-    if (p.coding == "void") return ack(item, 1, "", paint_us());
+    if (item.direct) return finish(item, 1, "", paint_us());
+    if (p.coding == "void") return finish(item, 1, "", paint_us());
     if (p.coding == "scroll") {
       auto r = backing.scroll(item.wid, p.options.scroll);
-      if (!r.ok()) return ack(item, -1, r.error().message(), paint_us());
-      return ack(item, 1, "", paint_us());
+      if (!r.ok()) return finish(item, -1, r.error().message(), paint_us());
+      return finish(item, 1, "", paint_us());
     }
+    if (item.route == Route::GpuTexture)  // not copied by the batch: e.g. partly outside
+      redo_on_cpu(item, Error(ErrorCode::OutOfRange, p.coding, "gpu texture",
+                              "the draw is not inside the window texture"));
+    if (item.error) return finish(item, -1, item.error->message(), paint_us());
     Picture pic = std::move(item.picture);
     if (p.options.delta || p.options.store) {
       auto b = buckets.find(item.wid);
       if (b == buckets.end())
         b = buckets.emplace(item.wid, DeltaBuckets(config.delta_buckets)).first;
       auto r = b->second.apply(std::move(pic), p.options, p.coding);
-      if (!r.ok()) return ack(item, -1, r.error().message(), paint_us());
+      if (!r.ok()) return finish(item, -1, r.error().message(), paint_us());
       pic = std::move(r).value();
     }
     if (p.options.paint) {
       auto r = backing.paint(item.wid, p.x, p.y, pic, p.w, p.h);
-      if (!r.ok()) return ack(item, -1, r.error().within(p.coding, "paint").message(), paint_us());
+      if (!r.ok()) return finish(item, -1, r.error().within(p.coding, "paint").message(), paint_us());
     }
     pic = Picture();  // drop it here, on the UI thread
-    return ack(item, 1, "", paint_us());
+    return finish(item, 1, "", paint_us());
+  }
+
+  // UI thread: acks now, or behind the window's outstanding GPU acks.
+  void finish(Item& item, int64_t code, std::string message, int64_t paint_us) {
+    auto it = pending_per_window.find(item.wid);
+    if (ack_in_place || it == pending_per_window.end() || it->second == 0)
+      return ack(item, code, std::move(message), paint_us);
+    auto a = std::make_shared<PendingAck>();
+    a->item = std::make_shared<Item>(std::move(item));
+    a->item->picture = Picture();  // painted: drop the pixels here, on the UI thread
+    a->decode_code = code;
+    a->message = std::move(message);
+    a->paint_us = paint_us;
+    a->signalled = true;
+    a->done_at = Clock::now();
+    it->second++;
+    MutexLock lock(mu);
+    pending.push_back(std::move(a));
+  }
+
+  void forget_window_texture(int64_t wid) {
+    auto it = registered_textures.find(wid);
+    if (it == registered_textures.end()) return;
+    gpu->forget_texture(it->second);
+    registered_textures.erase(it);
+  }
+
+  // UI thread: whether a ready item goes into this run's texture copy.
+  bool gpu_copy_ready(const Item& item) {
+    if (item.kind != Kind::Draw || item.route != Route::GpuTexture || item.error ||
+        item.picture.plane_count() == 0 || item.picture.location().kind != MemoryKind::CudaDevice)
+      return false;
+    {
+      MutexLock lock(mu);
+      if (item.skip) return false;
+    }
+    auto tex = backing.window_texture(item.wid);
+    const DrawPacket& p = item.packet;
+    return tex && tex->texture != 0 && p.x >= 0 && p.y >= 0 && p.x + p.w <= tex->width &&
+           p.y + p.h <= tex->height && item.picture.width() == p.w && item.picture.height() == p.h;
+  }
+
+  // UI thread: one copy_to_textures call for the draws collected in `batch` (any windows).
+  // Returns how many were completed here (painted on the CPU after a failed copy).
+  int flush_copies(std::vector<ItemPtr>& batch) {
+    if (batch.empty()) return 0;
+    int completed = 0;
+    std::vector<cuda::GpuCopyJob> jobs;
+    jobs.reserve(batch.size());
+    for (const auto& item : batch) {
+      const auto tex = backing.window_texture(item->wid);  // checked by gpu_copy_ready()
+      const DrawPacket& p = item->packet;
+      jobs.push_back({&item->picture, {tex->texture, tex->width, tex->height, p.x, p.y}});
+      registered_textures[item->wid] = tex->texture;
+    }
+    const auto t0 = Clock::now();
+    auto fence = gpu->copy_to_textures(jobs);
+    const int64_t paint_us = std::max<int64_t>(1, micros(Clock::now() - t0));
+    {
+      MutexLock lock(mu);
+      stats.gpu_copy_calls++;
+    }
+    for (auto& item : batch) {
+      if (!fence.ok()) {  // nothing was written: paint these on the CPU, in order
+        redo_on_cpu(*item, fence.error());
+        complete_draw(*item);
+        ++completed;
+        continue;
+      }
+      const DrawPacket& p = item->packet;
+      if (auto r = backing.texture_written(item->wid, Rect{p.x, p.y, p.w, p.h}); !r.ok())
+        window_event_error(r.error());
+      auto a = std::make_shared<PendingAck>();
+      a->item = item;
+      a->fence = *fence;
+      a->paint_us = paint_us;
+      pending_per_window[item->wid]++;
+      MutexLock lock(mu);
+      pending.push_back(a);
+      to_watch.push_back(std::move(a));
+    }
+    batch.clear();
+    watcher_cv.notify_one();
+    return completed;
+  }
+
+  // Watcher thread: sleeps on each fence in turn, stamps the time, wakes the UI thread.
+  void watcher_loop() {
+    for (;;) {
+      PendingPtr a;
+      {
+        MutexLock lock(mu);
+        while (!watcher_stop && to_watch.empty()) watcher_cv.wait(mu);
+        if (to_watch.empty()) return;  // stopping, and every fence seen
+        a = std::move(to_watch.front());
+        to_watch.pop_front();
+      }
+      auto r = a->fence->wait();
+      const auto t = Clock::now();
+      {
+        MutexLock lock(mu);
+        a->signalled = true;
+        a->done_at = t;
+        if (!r.ok()) a->fence_error = r.error();
+        notify_ui();
+      }
+      wake_ui();
+    }
+  }
+
+  // UI thread: delivers the acks whose turn has come. Returns how many.
+  int deliver_pending() {
+    int n = 0;
+    for (;;) {
+      PendingPtr a;
+      {
+        MutexLock lock(mu);
+        if (pending.empty() || !pending.front()->signalled) break;
+        a = std::move(pending.front());
+        pending.pop_front();
+      }
+      Item& item = *a->item;
+      if (--pending_per_window[item.wid] == 0) pending_per_window.erase(item.wid);
+      if (a->fence_error) {
+        // The copy failed on the GPU (CUDA is then usually in a sticky error state and later
+        // GPU work fails over by itself). Paint it from the CPU now and ack it in its place;
+        // later draws of the window painted meanwhile may be covered until the next update.
+        redo_on_cpu(item, *a->fence_error);
+        a->fence.reset();
+        ack_in_place = true;
+        complete_draw(item);
+        ack_in_place = false;
+      } else {
+        a->fence.reset();
+        ack(item, a->decode_code, a->message, a->paint_us, a->done_at);
+      }
+      item.picture = Picture();
+      ++n;
+    }
+    return n;
   }
 
   bool is_idle() const PIXPATH_REQUIRES(mu) {
-    if (!work.empty() || busy_workers > 0) return false;
+    if (!work.empty() || busy_workers > 0 || !pending.empty()) return false;
     for (const auto& [wid, q] : queues)
       if (!q.empty()) return false;
     return true;
@@ -323,13 +576,26 @@ struct PaintEngine::Impl {
         }
       }
       if (todo.empty() && to_start.empty()) break;
+      std::vector<ItemPtr> batch;  // GPU texture copies, issued together
       for (auto& item : todo) {
+        if (gpu_mode == GpuMode::Texture) {
+          if (gpu_copy_ready(*item)) {  // counted when its ack is delivered
+            batch.push_back(item);
+            continue;
+          }
+          // Anything else of a window with a copy in the batch goes after the copy.
+          if (std::any_of(batch.begin(), batch.end(),
+                          [&](const ItemPtr& b) { return b->wid == item->wid; }))
+            completed += flush_copies(batch);
+        }
         complete(*item);
         completed++;
       }
+      completed += flush_copies(batch);
       todo.clear();  // pictures released here, on the UI thread
       for (auto& item : to_start) start_direct(item);
     }
+    completed += deliver_pending();  // GPU acks whose fence signalled count as completed
     drain_release_domain();
     return completed;
   }
@@ -366,6 +632,15 @@ struct PaintEngine::Impl {
     work_cv.notify_all();
     for (auto& t : workers) t.join();
     workers.clear();
+    if (watcher.joinable()) {  // the watcher sees every fence before it stops
+      {
+        MutexLock lock(mu);
+        watcher_stop = true;
+      }
+      watcher_cv.notify_all();
+      watcher.join();
+    }
+    deliver_pending();
     std::vector<ItemPtr> left;
     {
       MutexLock lock(mu);
@@ -385,6 +660,7 @@ struct PaintEngine::Impl {
     }
     left.clear();
     buckets.clear();
+    while (!registered_textures.empty()) forget_window_texture(registered_textures.begin()->first);
     drain_release_domain();
   }
 };
@@ -398,8 +674,49 @@ Result<std::unique_ptr<PaintEngine>> PaintEngine::create(Backing& backing,
     return Error(ErrorCode::InvalidArgument, "paint engine", "create",
                  "delta_buckets must be 0..64");
   if (!config.decoders) config.decoders = builtin_decoders();
+  // The GPU decoder: decided once, here.
+  GpuMode mode = GpuMode::Off;
+  std::string reason = "decoder cpu";
+  std::shared_ptr<const cuda::GpuJpegDecoder> gpu = config.gpu_decoder;
+  if (config.decoder != DecoderChoice::Cpu) {
+    const bool textures = backing.has_window_textures();
+    std::optional<Error> gpu_error;
+    if (!gpu && (textures || config.decoder == DecoderChoice::Gpu)) {
+      auto r = cuda::GpuJpegDecoder::create(config.gpu);
+      if (r.ok())
+        gpu = std::shared_ptr<const cuda::GpuJpegDecoder>(std::move(r).value());
+      else
+        gpu_error = r.error();
+    }
+    const std::string bname(backing.name());
+    if (config.decoder == DecoderChoice::Auto) {
+      if (!textures)
+        reason = "decoder auto: cpu, backing '" + bname + "' has no window textures";
+      else if (!gpu)
+        reason = "decoder auto: cpu, no GPU decoder: " + gpu_error->message();
+      else
+        mode = GpuMode::Texture, reason = "decoder auto: gpu, into the window textures";
+    } else {
+      if (!gpu)
+        return Error(ErrorCode::Unavailable, "paint engine", "create",
+                     "decoder gpu: no GPU decoder: " + gpu_error->message());
+      mode = textures ? GpuMode::Texture : GpuMode::Host;
+      reason = textures ? "decoder gpu: into the window textures"
+                        : "decoder gpu: backing '" + bname +
+                              "' has no window textures: decode_to_host, painted from host memory";
+    }
+  }
+  if (mode == GpuMode::Off) gpu.reset();
   auto impl = std::make_unique<Impl>(backing, std::move(config));
   Impl* raw = impl.get();
+  raw->gpu_mode = mode;
+  raw->gpu = std::move(gpu);
+  {
+    MutexLock lock(raw->mu);
+    raw->stats.decoder = mode == GpuMode::Off ? "cpu" : (mode == GpuMode::Texture ? "gpu" : "gpu-host");
+    raw->stats.decoder_reason = reason;
+  }
+  if (mode == GpuMode::Texture) raw->watcher = std::thread([raw] { raw->watcher_loop(); });
   for (int i = 0; i < raw->config.decode_threads; ++i)
     raw->workers.emplace_back([raw] { raw->worker_loop(); });
   return std::unique_ptr<PaintEngine>(new PaintEngine(std::move(impl)));
@@ -449,8 +766,12 @@ void PaintEngine::submit(DrawPacket packet) {
                         "unknown coding '" + p.coding + "'");
   } else {
     item->state = State::Queued;
-    item->direct = impl_->config.direct_decode &&
-                   internal::direct_capable(p, *item->decoder, impl_->format);
+    if (impl_->gpu_mode != GpuMode::Off && gpu_codable(p)) {
+      item->route = impl_->gpu_mode == GpuMode::Texture ? Route::GpuTexture : Route::GpuHost;
+    } else {
+      item->direct = impl_->config.direct_decode &&
+                     internal::direct_capable(p, *item->decoder, impl_->format);
+    }
   }
   impl_->enqueue(std::move(item));
 }

@@ -20,7 +20,9 @@ nlohmann::json coding_json(const CodingStats& s) {
   return {{"coding", s.coding},       {"draws", s.draws},
           {"painted", s.painted},     {"errors", s.errors},
           {"skipped", s.skipped},     {"direct", s.direct},
-          {"bytes_in", s.bytes_in},   {"queue", latency_json(s.queue)},
+          {"bytes_in", s.bytes_in},   {"gpu", s.gpu},
+          {"cpu", s.cpu},             {"gpu_fallbacks", s.gpu_fallbacks},
+          {"queue", latency_json(s.queue)},
           {"decode", latency_json(s.decode)}, {"paint", latency_json(s.paint)},
           {"total", latency_json(s.total)}};
 }
@@ -54,6 +56,10 @@ std::string play_result_json(const PlayResult& r) {
                       {"mbytes_per_s", r.mbytes_per_s},
                       {"copies", r.copies},
                       {"copy_bytes", r.copy_bytes},
+                      {"decoder", r.decoder},
+                      {"decoder_reason", r.decoder_reason},
+                      {"gpu_copy_calls", r.gpu_copy_calls},
+                      {"last_gpu_error", r.last_gpu_error},
                       {"all", coding_json(r.all)},
                       {"errors", r.errors},
                       {"snapshots", r.snapshots}};
@@ -69,11 +75,17 @@ void print_play_result(const PlayResult& r, std::ostream& out) {
       << r.pace << ", " << r.decode_threads << " decode threads\n";
   out << std::setprecision(1) << r.fps << " draws/s, " << r.mbytes_per_s << " MB/s in, "
       << r.copies << " pixel copies (" << r.copy_bytes << " bytes)\n";
+  out << "decoder " << r.decoder << " (" << r.decoder_reason << ")\n";
   out << "latency in ms        decode p50/p90/p99/max        paint p50/p90/p99/max        "
          "total p50/p90/p99/max\n";
   out << "coding    draws   errs direct   bytes_in\n";
   for (const auto& s : r.per_coding) row(out, s);
   row(out, r.all);
+  for (const auto& s : r.per_coding)
+    if (s.gpu > 0 || s.gpu_fallbacks > 0)
+      out << s.coding << ": gpu " << s.gpu << ", cpu " << s.cpu << ", of which gpu fallbacks "
+          << s.gpu_fallbacks << "\n";
+  if (!r.last_gpu_error.empty()) out << "last gpu error: " << r.last_gpu_error << "\n";
   for (const auto& e : r.errors) out << "error: " << e << "\n";
   for (const auto& s : r.snapshots) out << "snapshot: " << s << "\n";
 }

@@ -21,6 +21,9 @@ struct Samples {
   void add(const DamageAck& ack, const PaintReport& r) {
     stats.draws++;
     stats.bytes_in += r.bytes_in;
+    if (r.decoder == "gpu") stats.gpu++;
+    else if (r.decoder == "gpu->cpu") stats.gpu_fallbacks++, stats.cpu++;
+    else stats.cpu++;
     if (ack.decode_time_us > 0) {
       stats.painted++;
       if (r.direct) stats.direct++;
@@ -78,6 +81,9 @@ Result<PlayResult> play_recording(const PlayOptions& options, Backing& backing) 
   PaintEngineConfig config;
   config.decode_threads = options.decode_threads;
   config.direct_decode = options.direct_decode;
+  config.decoder = options.decoder;
+  config.gpu = options.gpu;
+  config.gpu_decoder = options.gpu_decoder;
   config.on_ack = [&](const DamageAck& ack, const PaintReport& report) {
     acked++;
     last_ack = Clock::now();
@@ -101,6 +107,11 @@ Result<PlayResult> play_recording(const PlayOptions& options, Backing& backing) 
     };
   }
   PIXPATH_TRY(std::unique_ptr<PaintEngine> engine, PaintEngine::create(backing, config));
+  {
+    const auto st = engine->stats();
+    result.decoder = st.decoder;
+    result.decoder_reason = st.decoder_reason;
+  }
 
   const int max_in_flight =
       options.max_in_flight > 0 ? options.max_in_flight : 4 * options.decode_threads;
@@ -163,6 +174,11 @@ Result<PlayResult> play_recording(const PlayOptions& options, Backing& backing) 
   }
   engine->shutdown();
   const auto after = counters();
+  {
+    const auto st = engine->stats();
+    result.gpu_copy_calls = st.gpu_copy_calls;
+    result.last_gpu_error = st.last_gpu_error;
+  }
   report_progress(done, true);
 
   if (last_ack == Clock::time_point{}) last_ack = Clock::now();

@@ -84,6 +84,23 @@ struct GpuTextureJob {
   GlTextureRegion target;
 };
 
+// Completion of GPU work queued by copy_to_textures() (a CUDA event). Lifetime: independent of
+// the decoder that made it. Any thread.
+class GpuFence {
+ public:
+  virtual ~GpuFence() = default;
+  // Non-blocking: true once the work is done (or failed; wait() then returns the error).
+  virtual bool ready() const = 0;
+  // Blocks the calling thread (sleeping, not spinning) until the work is done.
+  virtual Result<void> wait() const = 0;
+};
+
+// One decode_to_device() picture (RGBA, CUDA memory of this decoder's device) and where it goes.
+struct GpuCopyJob {
+  const Picture* picture = nullptr;
+  GlTextureRegion target;
+};
+
 class GpuJpegDecoder {
  public:
   // Loads libpixpath_cuda.so, opens the device and runs the start-up self-test.
@@ -110,6 +127,16 @@ class GpuJpegDecoder {
   // Fails as a whole only on a GPU failure; per-picture errors are returned in order.
   virtual std::vector<Result<void>> decode_batch_to_textures(
       std::span<const GpuTextureJob> jobs) const = 0;
+  // The paint engine's route (decode on worker threads, write textures on the GL thread):
+  // copies pictures made by decode_to_device() into texture regions. One call maps every
+  // distinct texture once, makes the GPU (not the host) wait for each picture's write, copies,
+  // unmaps, and returns a fence recorded after the unmap. No host wait, no glFinish; like
+  // decode_to_texture(), the unmap orders the writes before GL commands issued after this call.
+  // Preconditions: GL context current; every region inside its texture. The pictures must stay
+  // alive until the fence has signalled. On failure nothing was written that later GL work can
+  // see as complete: paint those pictures another way.
+  [[nodiscard]] virtual Result<std::shared_ptr<GpuFence>> copy_to_textures(
+      std::span<const GpuCopyJob> jobs) const = 0;
   // Unregisters a texture from CUDA; call before deleting or re-creating it (GL context
   // current). Unknown names are ignored.
   virtual void forget_texture(uint32_t texture) const = 0;

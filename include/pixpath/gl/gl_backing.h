@@ -10,6 +10,10 @@
 // GlBackingOptions::yuv. snapshot() reads the texture back (glReadPixels) into a new BGRX/RGBX
 // picture with X = 0xFF, so it compares byte for byte with the CPU backing's snapshot.
 //
+// Window textures: has_window_textures() is true; window_texture() gives GlWindow::texture() so
+// the paint engine's GPU decoder (pixpath/cuda/gpu_jpeg.h) writes decoded JPEGs straight into
+// it; texture_written() then presents (windowed) and counts the paint (GlStats::external_writes).
+//
 // Windowed (options.windowed, X11 through DISPLAY): each window is also an X window, presented
 // after every change (present_after_paint) or by present().
 //
@@ -56,6 +60,11 @@ class GlBacking final : public paint::Backing {
   Result<void> paint(int64_t wid, int x, int y, const Picture& picture, int w = 0, int h = 0) override;
   Result<void> scroll(int64_t wid, std::span<const ScrollRect> rects) override;
   Result<Picture> snapshot(int64_t wid) override;
+
+  // Window textures (the GPU decoder's route): every window is an immutable RGBA8 texture.
+  bool has_window_textures() const override { return true; }
+  std::optional<paint::WindowTexture> window_texture(int64_t wid) override;
+  Result<void> texture_written(int64_t wid, paint::Rect r) override;
 
   // GL specifics.
   const std::shared_ptr<GlContext>& context() const { return context_; }

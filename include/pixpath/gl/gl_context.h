@@ -85,6 +85,7 @@ struct GlStats {
   int64_t host_copies = 0;      // pixel copies on the host made by the backing (goal: 0)
   int64_t upload_waits = 0;     // times an upload buffer was not free and we blocked on a fence
   int64_t upload_buffers_created = 0;
+  int64_t external_writes = 0;  // texture writes by other APIs (CUDA; GlBacking::texture_written)
   int64_t scrolls = 0;
   int64_t resizes = 0;
   int64_t readbacks = 0;

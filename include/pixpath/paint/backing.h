@@ -19,6 +19,14 @@
 // end_direct() (owner thread) closes the target; `written` says whether the pixels are now
 // complete (a GL backing uploads them then; the CPU backing has nothing left to do).
 //
+// Window textures (GPU output; the GL backing). A backing whose windows are RGBA8 GL textures
+// (row 0 = top row, bytes R, G, B, A) says so with has_window_textures() and hands out the
+// texture name with window_texture(); the paint engine's GPU decoder then writes decoded
+// pictures straight into it on the owner thread (CUDA-GL interop), ordered against the
+// backing's own GL work by the interop's map/unmap. The texture is replaced only by
+// resize_window() and deleted by destroy_window(): callers that registered it elsewhere must
+// unregister it before calling either. After such a write the caller calls texture_written().
+//
 // Content on resize: the top-left min(old, new) area is kept, new area is black.
 // Rectangles partly outside the window are clipped (paint, scroll); direct targets must lie
 // wholly inside.
@@ -48,6 +56,13 @@ struct Rect {
 struct Size {
   int w = 0, h = 0;
   bool operator==(const Size&) const = default;
+};
+
+// A window's content as a GL texture (see "Window textures" above). Lifetime: the name is
+// valid until that window's next resize_window() or destroy_window().
+struct WindowTexture {
+  uint32_t texture = 0;  // GL texture name in the owner thread's context (RGBA8)
+  int width = 0, height = 0;
 };
 
 // A rectangle of a window's framebuffer lent out for writing. Lifetime: `view` is valid until
@@ -92,6 +107,13 @@ class Backing {
   // The window's current content, in format(). May share the framebuffer (copy-on-write:
   // the backing's next write copies if the snapshot is still alive).
   virtual Result<Picture> snapshot(int64_t wid) = 0;
+
+  // Window textures (optional; see the header comment). Defaults: none.
+  virtual bool has_window_textures() const { return false; }
+  virtual std::optional<WindowTexture> window_texture(int64_t /*wid*/) { return std::nullopt; }
+  // `r` of window_texture(wid) was written by other means (e.g. CUDA); the backing presents or
+  // counts it. Owner thread.
+  virtual Result<void> texture_written(int64_t /*wid*/, Rect /*r*/) { return ok(); }
 };
 
 // PNG bytes (8-bit RGB) of a backing window's content.

@@ -33,6 +33,33 @@
 // shut down. Draws still queued at shutdown are acked 0 by shutdown(); draws submitted after
 // shutdown are acked 0 at once, on the submitting thread.
 //
+// GPU decoding (config.decoder; decided once, in create(); stats() says what and why).
+//   - cpu: every draw on the CPU decoders.
+//   - auto: the GPU route below when the backing has window textures (backing.h) and
+//     cuda::GpuJpegDecoder::create() succeeds; else cpu, with the reason in stats().
+//   - gpu: the GPU route; create() fails with ErrorCode::Unavailable when no GPU decoder can be
+//     had. With a backing without window textures (the CPU backing) jpeg/jpega are decoded by
+//     decode_to_host() on the workers and painted from host memory (the pixels then do visit
+//     host memory: the documented fallback, for parity tests and `decode --gpu`).
+// The GPU route takes jpeg and jpega draws that are painted, unscaled and without delta/store
+// (those stay on the CPU). A worker decodes the draw into CUDA memory (decode_to_device; the
+// worker may wait for nvJPEG, the UI thread never does). When the draw's turn comes, the UI
+// thread queues a copy into the window's texture (copy_to_textures: a GPU-side wait for the
+// decode, CUDA-GL map, copy, unmap, one CUDA event; no host wait); the draws of every window
+// ready in one run_ui_once() go in one call (one map of all their textures). A watcher thread
+// sleeps on the event and wakes the UI thread; the ack (decode_time = received -> the event
+// signalled) is then sent from run_ui_once(). Acks of one window keep their order: a later draw
+// of a window with a GPU ack outstanding is painted at once but acked after it.
+// Ordering on the GPU: the copy is issued on the UI thread in the window's order, between GL
+// commands; cudaGraphicsMapResources orders it after every GL command issued before it and
+// cudaGraphicsUnmapResources orders every GL command issued after it (a later CPU-painted draw's
+// glTexSubImage2D, a scroll, a snapshot) after the copy. Before a window is resized or
+// destroyed its texture is unregistered from CUDA (forget_texture: a device synchronisation
+// on the UI thread, the one host wait of this route, only on resize/destroy).
+// Failures: any GPU failure for a picture (decode, copy, or the event reporting an error)
+// decodes that picture on the CPU (on the worker, or on the UI thread for copy failures) and
+// paints it in order; it is counted in stats().gpu_fallbacks and its report says "gpu->cpu".
+//
 // Release: storages the backing's release_domain() must release are drained on the UI thread
 // at every run_ui_once() and at shutdown().
 #pragma once
@@ -46,6 +73,7 @@
 
 #include "pixpath/codecs/decoder.h"
 #include "pixpath/core/result.h"
+#include "pixpath/cuda/gpu_jpeg.h"
 #include "pixpath/paint/backing.h"
 #include "pixpath/paint/delta_buckets.h"
 #include "pixpath/paint/draw_packet.h"
@@ -57,15 +85,23 @@ using DecoderLookup = std::function<const codecs::Decoder*(std::string_view codi
 // The builtin CPU codecs (codecs::CodecRegistry::builtin()).
 DecoderLookup builtin_decoders();
 
+// Which decoder runs jpeg / jpega draws (see "GPU decoding" above).
+enum class DecoderChoice { Cpu, Gpu, Auto };
+std::string_view to_string(DecoderChoice choice);
+// "cpu", "gpu", "auto".
+[[nodiscard]] Result<DecoderChoice> parse_decoder_choice(std::string_view text);
+
 // Where one packet's time went, for statistics (all in microseconds, 0 when not reached).
 struct PaintReport {
   std::string coding;
   size_t bytes_in = 0;
   bool direct = false;     // decoded straight into the framebuffer
+  // Who decoded it: "cpu", "gpu", or "gpu->cpu" (the GPU failed; decoded on the CPU).
+  std::string_view decoder = "cpu";
   int64_t queue_us = 0;    // received -> decode started
   int64_t decode_us = 0;   // decoding (worker)
-  int64_t paint_us = 0;    // delta + paint (UI thread)
-  int64_t total_us = 0;    // received -> acknowledged
+  int64_t paint_us = 0;    // delta + paint (UI thread; GPU route: queuing the texture copy)
+  int64_t total_us = 0;    // received -> painted (GPU route: the copy's event signalled)
 };
 
 using AckSink = std::function<void(const DamageAck& ack, const PaintReport& report)>;
@@ -80,6 +116,11 @@ struct PaintEngineConfig {
   std::function<void(int64_t wid)> before_window_destroy;
   DecoderLookup decoders;  // null: builtin_decoders()
   codecs::DecodeLimits limits;
+  // GPU decoding of jpeg / jpega (see "GPU decoding" above).
+  DecoderChoice decoder = DecoderChoice::Cpu;
+  cuda::GpuDecoderOptions gpu;  // for the decoder the engine creates
+  // Use this decoder instead of creating one (sharing one between engines; tests).
+  std::shared_ptr<const cuda::GpuJpegDecoder> gpu_decoder;
 };
 
 struct PaintEngineStats {
@@ -87,6 +128,14 @@ struct PaintEngineStats {
   int64_t direct_decodes = 0, private_decodes = 0;
   int64_t window_event_errors = 0;
   std::string last_window_event_error;
+  // The decoder chosen at create() for jpeg / jpega: "cpu", "gpu" (into window textures) or
+  // "gpu-host" (decode_to_host, painted from host memory), and why.
+  std::string decoder = "cpu";
+  std::string decoder_reason = "decoder cpu";
+  int64_t gpu_decodes = 0;     // pictures decoded on the GPU
+  int64_t gpu_fallbacks = 0;   // pictures the GPU failed, decoded on the CPU
+  int64_t gpu_copy_calls = 0;  // copy_to_textures calls (several windows' draws per call)
+  std::string last_gpu_error;
 };
 
 class PaintEngine {
@@ -105,7 +154,8 @@ class PaintEngine {
   void submit(DrawPacket packet);
 
   // UI thread: applies every event and paints every draw that is ready, in order; opens
-  // direct targets; drains the release domain. Returns the number of items completed.
+  // direct targets; delivers GPU acks whose fence has signalled; drains the release domain.
+  // Returns the number of items completed (GPU draws count when their ack is delivered).
   int run_ui_once();
   // UI thread: blocks until there may be UI work (or the timeout passes).
   void wait_for_work(std::chrono::microseconds timeout);

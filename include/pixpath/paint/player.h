@@ -14,6 +14,7 @@
 
 #include "pixpath/core/result.h"
 #include "pixpath/paint/backing.h"
+#include "pixpath/paint/paint_engine.h"
 
 namespace pixpath::paint {
 
@@ -37,6 +38,10 @@ struct PlayOptions {
   int decode_threads = 2;
   bool direct_decode = true;
   int max_in_flight = 0;        // Pace::Max: draws queued at once (0: 4 per decode thread)
+  // jpeg / jpega decoder (paint_engine.h, "GPU decoding"): cpu, gpu or auto.
+  DecoderChoice decoder = DecoderChoice::Cpu;
+  cuda::GpuDecoderOptions gpu;                               // when the engine creates one
+  std::shared_ptr<const cuda::GpuJpegDecoder> gpu_decoder;  // share this one (benchmarks, tests)
   std::function<void(const PlayProgress&)> progress;  // about every 100 ms and at the end
 };
 
@@ -55,6 +60,8 @@ struct CodingStats {
   int64_t skipped = 0;   // ack 0
   int64_t direct = 0;    // decoded straight into the framebuffer
   uint64_t bytes_in = 0;
+  // Who decoded the painted and failed draws (PaintReport::decoder).
+  int64_t gpu = 0, cpu = 0, gpu_fallbacks = 0;
   LatencySummary queue, decode, paint, total;
 };
 
@@ -69,6 +76,10 @@ struct PlayResult {
   double fps = 0;         // painted draws per wall second
   double mbytes_per_s = 0;
   int64_t copies = 0, copy_bytes = 0;  // counters() over the play
+  std::string decoder = "cpu";         // PaintEngineStats::decoder and decoder_reason
+  std::string decoder_reason;
+  int64_t gpu_copy_calls = 0;          // texture copy calls (several windows' draws per call)
+  std::string last_gpu_error;
   std::vector<CodingStats> per_coding;  // sorted by coding
   CodingStats all;
   std::vector<std::string> errors;      // the first error messages (at most 20)
@@ -81,7 +92,8 @@ Result<PlayResult> play_recording(const PlayOptions& options, Backing& backing);
 void print_play_result(const PlayResult& result, std::ostream& out);
 std::string play_result_json(const PlayResult& result);
 
-// `pixpath play FILE [--backing cpu|gl] [--pace recorded|max] [--snapshot-dir DIR] [--json]`:
+// `pixpath play FILE [--backing cpu|gl] [--decoder cpu|gpu|auto] [--pace recorded|max]
+// [--snapshot-dir DIR] [--json]`:
 // creates the backing, plays, prints. Returns 0 on success, 1 when the file could not be
 // played, 2 when it played but some draws failed to decode (acked -1).
 int run_play(const PlayOptions& options, std::ostream& out, std::ostream& err);

@@ -1,0 +1,115 @@
+// `pixpath play --pace max --backing gl` with the jpeg decoder on the CPU and on the GPU, side
+// by side in one process (docs/performance.md, "GPU decode"). A plain program: it plays whole
+// recordings through the player API.
+//
+//   gpu_paint_benchmark --make-recording OUT.pxrec --draws N JPEG...   (one 3840x2160 window)
+//   gpu_paint_benchmark [--threads N] [--in-flight N] [--repeat R] RECORDING...  (cpu and gpu)
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "gpu_paint_support.h"
+#include "pixpath/paint/png_file.h"
+
+using namespace pixpath;
+
+namespace {
+
+void print_row(const std::string& file, const char* decoder, const gl::testing::Played& p) {
+  const auto& r = p.result;
+  const paint::CodingStats* jpeg = nullptr;
+  for (const auto& c : r.per_coding)
+    if (c.coding == "jpeg") jpeg = &c;
+  const auto& s = jpeg ? *jpeg : r.all;
+  const double painted = double(std::max<int64_t>(1, r.all.painted));
+  std::printf(
+      "%-28s %-4s draws %5lld  %8.1f draws/s  jpeg total p50 %7.2f p99 %7.2f ms  decode p50 %6.2f  "
+      "ui p50 %5.2f p99 %5.2f ms  gpu %lld cpu %lld fallbacks %lld  copy calls %lld  pixpath copies/paint %.2f  "
+      "gl host copies %lld  gl uploaded MB %.1f  external writes %lld  errors %lld\n",
+      file.c_str(), decoder, (long long)r.all.draws, r.fps, s.total.p50 / 1000.0, s.total.p99 / 1000.0,
+      s.decode.p50 / 1000.0, s.paint.p50 / 1000.0, s.paint.p99 / 1000.0, (long long)r.all.gpu,
+      (long long)r.all.cpu, (long long)r.all.gpu_fallbacks, (long long)r.gpu_copy_calls,
+      double(r.copies) / painted, (long long)p.gl.host_copies, p.gl.bytes_uploaded / 1e6,
+      (long long)p.gl.external_writes, (long long)r.all.errors);
+  std::fflush(stdout);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::vector<std::string> files;
+  std::string make;
+  int draws = 300, threads = 2, repeat = 1, in_flight = 0;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "--make-recording" && i + 1 < argc) make = argv[++i];
+    else if (a == "--draws" && i + 1 < argc) draws = std::atoi(argv[++i]);
+    else if (a == "--threads" && i + 1 < argc) threads = std::atoi(argv[++i]);
+    else if (a == "--repeat" && i + 1 < argc) repeat = std::atoi(argv[++i]);
+    else if (a == "--in-flight" && i + 1 < argc) in_flight = std::atoi(argv[++i]);
+    else files.push_back(a);
+  }
+  if (!make.empty()) {
+    std::vector<std::vector<uint8_t>> jpegs;
+    std::vector<std::pair<int, int>> sizes;
+    for (const auto& f : files) {
+      auto b = paint::read_file(f);
+      if (!b.ok()) return std::fprintf(stderr, "%s\n", b.error().message().c_str()), 1;
+      sizes.push_back(gl::testing::jpeg_size(*b));
+      std::printf("%s: %dx%d, %zu bytes\n", f.c_str(), sizes.back().first, sizes.back().second, b->size());
+      jpegs.push_back(std::move(b).value());
+    }
+    auto r = gl::testing::write_jpeg_recording(make, jpegs, sizes, draws);
+    if (!r.ok()) return std::fprintf(stderr, "%s\n", r.error().message().c_str()), 1;
+    std::printf("wrote %s: %d draws\n", make.c_str(), draws);
+    return 0;
+  }
+  auto dec = cuda::GpuJpegDecoder::create();
+  if (!dec.ok()) {
+    std::printf("no GPU decoder: %s\n", dec.error().message().c_str());
+    return 1;
+  }
+  std::shared_ptr<const cuda::GpuJpegDecoder> gpu(std::move(dec).value());
+  {
+    auto ctx = gl::GlContext::create();
+    if (!ctx.ok()) return std::printf("no GL: %s\n", ctx.error().message().c_str()), 1;
+    std::printf("threads %d, in flight %d (0: 4 per thread)\n", threads, in_flight);
+    std::printf("GL: %s platform, %s| %s | %s\n", std::string(gl::to_string((*ctx)->info().platform)).c_str(),
+                (*ctx)->info().egl_vendor.c_str(), (*ctx)->info().renderer.c_str(),
+                (*ctx)->info().version.c_str());
+  }
+  int rc = 0;
+  for (const auto& f : files) {
+    for (int rep = 0; rep < repeat; ++rep) {
+      gl::testing::Played runs[2];
+      bool ok[2] = {false, false};
+      const paint::DecoderChoice choices[2] = {paint::DecoderChoice::Cpu, paint::DecoderChoice::Gpu};
+      for (int k = 0; k < 2; ++k) {
+        auto p = gl::testing::play_gl(f, choices[k], k ? gpu : nullptr, threads, in_flight);
+        if (!p.ok()) {
+          std::printf("%s %s: %s\n", f.c_str(), k ? "gpu" : "cpu", p.error().message().c_str());
+          rc = 1;
+          continue;
+        }
+        runs[k] = std::move(p).value();
+        ok[k] = true;
+        const auto slash = f.rfind('/');
+        print_row(slash == std::string::npos ? f : f.substr(slash + 1), k ? "gpu" : "cpu", runs[k]);
+        if (k && !runs[k].result.last_gpu_error.empty())
+          std::printf("  last gpu error: %s\n", runs[k].result.last_gpu_error.c_str());
+      }
+      if (ok[0] && ok[1]) {
+        for (const auto& [wid, pic] : runs[0].windows) {
+          auto it = runs[1].windows.find(wid);
+          if (it == runs[1].windows.end()) continue;
+          auto d = gl::testing::compare(pic, it->second);
+          std::printf("  window %lld %dx%d: cpu vs gpu snapshot max difference %d (%lld channel values differ)\n",
+                      (long long)wid, pic.width(), pic.height(), d.max, (long long)d.differing);
+        }
+      }
+    }
+  }
+  std::printf("decoder info: %s\n", gpu->info_json().substr(0, 600).c_str());
+  return rc;
+}

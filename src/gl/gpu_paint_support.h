@@ -1,0 +1,121 @@
+// Shared by the GPU paint test and benchmark (src/gl/gl_gpu_paint_test.cc,
+// gpu_paint_benchmark.cc): recordings of JPEG screen updates, playing them through the paint
+// engine into a GL backing with a chosen decoder, and comparing window snapshots.
+#pragma once
+
+#include <algorithm>
+#include <cstdlib>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "pixpath/gl/gl_backing.h"
+#include "pixpath/paint/player.h"
+#include "pixpath/paint/recording.h"
+
+namespace pixpath::gl::testing {
+
+// A recording of one 3840x2160 window updated by the given JPEG files in turn: files of the
+// window's size are whole-window updates, smaller ones go to the four quadrants in turn.
+inline Result<void> write_jpeg_recording(const std::string& path,
+                                         const std::vector<std::vector<uint8_t>>& jpegs,
+                                         const std::vector<std::pair<int, int>>& sizes, int draws,
+                                         int window_w = 3840, int window_h = 2160) {
+  PIXPATH_TRY(auto w, paint::RecordingWriter::create(path));
+  paint::RecordedEvent e;
+  e.type = paint::RecordType::WindowNew;
+  e.wid = 1;
+  e.w = window_w;
+  e.h = window_h;
+  PIXPATH_CHECK(w.write(e));
+  for (int i = 0; i < draws; ++i) {
+    const size_t k = size_t(i) % jpegs.size();
+    paint::RecordedEvent d;
+    d.type = paint::RecordType::Draw;
+    d.time_us = int64_t(i + 1) * 16'666;
+    d.wid = 1;
+    auto [jw, jh] = sizes[k];
+    int x = 0, y = 0;
+    if (jw < window_w || jh < window_h) {
+      const int q = i % 4;
+      x = (q & 1) ? window_w - jw : 0;
+      y = (q & 2) ? window_h - jh : 0;
+    }
+    d.x = x, d.y = y, d.w = jw, d.h = jh;
+    d.draw.wid = 1;
+    d.draw.sequence = i + 1;
+    d.draw.x = x, d.draw.y = y, d.draw.w = jw, d.draw.h = jh;
+    d.draw.coding = "jpeg";
+    d.draw.data = SharedBytes::copy_of(std::span<const uint8_t>(jpegs[k]));
+    PIXPATH_CHECK(w.write(d));
+  }
+  return w.close();
+}
+
+// Width and height from a baseline/progressive JPEG's SOF marker; {0, 0} if none.
+inline std::pair<int, int> jpeg_size(const std::vector<uint8_t>& j) {
+  for (size_t i = 2; i + 9 < j.size();) {
+    if (j[i] != 0xFF) return {0, 0};
+    const uint8_t m = j[i + 1];
+    const size_t len = size_t(j[i + 2]) << 8 | j[i + 3];
+    if (m >= 0xC0 && m <= 0xC2) return {int(j[i + 7]) << 8 | j[i + 8], int(j[i + 5]) << 8 | j[i + 6]};
+    i += 2 + len;
+  }
+  return {0, 0};
+}
+
+struct Played {
+  paint::PlayResult result;
+  std::map<int64_t, Picture> windows;  // snapshots at the end (BGRX/RGBX, X = 0xFF)
+  GlStats gl;
+};
+
+// Plays `file` at full speed (at most `in_flight` draws queued; 0: the player's default) into a fresh GL backing with `decoder`; snapshots every window.
+inline Result<Played> play_gl(const std::string& file, paint::DecoderChoice decoder,
+                              std::shared_ptr<const cuda::GpuJpegDecoder> gpu, int threads = 2,
+                              int in_flight = 0) {
+  PIXPATH_TRY(auto backing, GlBacking::create());
+  paint::PlayOptions o;
+  o.file = file;
+  o.pace = paint::Pace::Max;
+  o.decoder = decoder;
+  o.gpu_decoder = std::move(gpu);
+  o.decode_threads = threads;
+  o.max_in_flight = in_flight;
+  Played p;
+  PIXPATH_TRY(p.result, paint::play_recording(o, *backing));
+  for (int64_t wid : backing->windows()) {
+    PIXPATH_TRY(Picture snap, backing->snapshot(wid));
+    p.windows.emplace(wid, std::move(snap));
+  }
+  p.gl = backing->context()->stats();
+  return p;
+}
+
+struct Diff {
+  int max = 0;
+  int64_t differing = 0;  // channel values that differ
+  bool same_size = true;
+};
+
+inline Diff compare(const Picture& a, const Picture& b) {
+  Diff d;
+  if (a.width() != b.width() || a.height() != b.height() || a.format() != b.format()) {
+    d.same_size = false;
+    return d;
+  }
+  auto va = a.read();
+  auto vb = b.read();
+  for (int y = 0; y < a.height(); ++y) {
+    const uint8_t* ra = va->plane(0).row(y).data();
+    const uint8_t* rb = vb->plane(0).row(y).data();
+    for (int x = 0; x < a.width() * 4; ++x) {
+      if ((x & 3) == 3) continue;
+      const int v = std::abs(int(ra[x]) - int(rb[x]));
+      if (v) ++d.differing, d.max = std::max(d.max, v);
+    }
+  }
+  return d;
+}
+
+}  // namespace pixpath::gl::testing

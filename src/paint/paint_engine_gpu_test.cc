@@ -1,0 +1,510 @@
+// The paint engine's GPU route (paint_engine.h, "GPU decoding") without a GPU: the decoder
+// choice on a machine without one, and the route's ordering, batching, ack timing and CPU
+// fallbacks driven through a fake GpuJpegDecoder and a fake texture backing (a CPU backing that
+// says its windows are textures; the fake "copies into the texture" by painting into it, in
+// the order the engine issues the copies, which is what CUDA-GL map/unmap guarantee on a GPU).
+// The same checks against the real nvJPEG decoder and GL textures are in
+// src/gl/gl_gpu_paint_test.cc (label gpu).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <condition_variable>
+#include <map>
+#include <mutex>
+#include <set>
+#include <thread>
+
+#include "paint/test_support.h"
+#include "pixpath/codecs/registry.h"
+#include "pixpath/core/storage.h"
+#include "pixpath/paint/cpu_backing.h"
+#include "pixpath/paint/paint_engine.h"
+
+namespace pixpath::paint {
+namespace {
+
+using testing::bgrx;
+using testing::bgrx_bytes;
+using testing::solid_draw;
+
+// A patterned w x h jpeg (or jpega) draw.
+DrawPacket jpeg_draw(int64_t wid, int64_t seq, int x, int y, int w, int h, int seed,
+                     bool alpha = false) {
+  auto bytes = bgrx_bytes(w, h, [&](int px, int py) {
+    return bgrx(uint8_t(px * 7 + seed * 40), uint8_t(py * 5 + seed * 10), uint8_t((px ^ py) + seed));
+  });
+  auto pic = Picture::allocate(alpha ? PixelFormat::BGRA : PixelFormat::BGRX, w, h);
+  EXPECT_TRUE(pic.ok());
+  {
+    auto v = pic->write();
+    for (int r = 0; r < h; ++r)
+      std::copy_n(&bytes[size_t(r) * w * 4], size_t(w) * 4, v->plane(0).row(r).data());
+  }
+  const auto* enc = codecs::CodecRegistry::builtin().encoder(alpha ? "jpega" : "jpeg");
+  EXPECT_NE(enc, nullptr);
+  auto e = enc->encode(*pic->read(), codecs::EncodeParams{});
+  EXPECT_TRUE(e.ok()) << (e.ok() ? "" : e.error().message());
+  DrawPacket p;
+  p.wid = wid;
+  p.sequence = seq;
+  p.x = x;
+  p.y = y;
+  p.w = w;
+  p.h = h;
+  p.coding = alpha ? "jpega" : "jpeg";
+  p.options = e->options;
+  p.data = SharedBytes::adopt(std::move(e->data));
+  return p;
+}
+
+// A CPU backing whose windows claim to be textures (name = 1000 + wid).
+class FakeTextureBacking final : public Backing {
+ public:
+  std::string_view name() const override { return "fake-gl"; }
+  PixelFormat format() const override { return cpu.format(); }
+  Result<void> create_window(int64_t wid, int w, int h) override { return cpu.create_window(wid, w, h); }
+  Result<void> resize_window(int64_t wid, int w, int h) override { return cpu.resize_window(wid, w, h); }
+  Result<void> destroy_window(int64_t wid) override { return cpu.destroy_window(wid); }
+  std::optional<Size> window_size(int64_t wid) const override { return cpu.window_size(wid); }
+  std::vector<int64_t> windows() const override { return cpu.windows(); }
+  Result<DirectTarget> begin_direct(int64_t wid, Rect r) override { return cpu.begin_direct(wid, r); }
+  Result<void> end_direct(DirectTarget t, bool done) override { return cpu.end_direct(t, done); }
+  Result<void> paint(int64_t wid, int x, int y, const Picture& p, int w, int h) override {
+    return cpu.paint(wid, x, y, p, w, h);
+  }
+  Result<void> scroll(int64_t wid, std::span<const ScrollRect> r) override { return cpu.scroll(wid, r); }
+  Result<Picture> snapshot(int64_t wid) override { return cpu.snapshot(wid); }
+  bool has_window_textures() const override { return true; }
+  std::optional<WindowTexture> window_texture(int64_t wid) override {
+    auto s = cpu.window_size(wid);
+    if (!s) return std::nullopt;
+    return WindowTexture{uint32_t(1000 + wid), s->w, s->h};
+  }
+  Result<void> texture_written(int64_t, Rect) override {
+    ++written;
+    return ok();
+  }
+  CpuBacking cpu;
+  int written = 0;
+};
+
+class FakeFence final : public cuda::GpuFence {
+ public:
+  bool ready() const override {
+    std::lock_guard l(mu);
+    return signalled;
+  }
+  Result<void> wait() const override {
+    std::unique_lock l(mu);
+    cv.wait(l, [&] { return signalled; });
+    if (fail) return Error(ErrorCode::Internal, "jpeg", "gpu texture", "fence failure (fake)");
+    return ok();
+  }
+  void signal(bool failed = false) {
+    std::lock_guard l(mu);
+    fail = failed;
+    signalled = true;
+    cv.notify_all();
+  }
+  mutable std::mutex mu;
+  mutable std::condition_variable cv;
+  bool signalled = false, fail = false;
+};
+
+// decode_to_device: the CPU jpeg decoder's RGBA in a storage labelled CudaDevice.
+// copy_to_textures: paints into the fake backing at once (issue order), returns a fence the
+// test signals (or signalled at once when auto_signal).
+class FakeGpuDecoder final : public cuda::GpuJpegDecoder {
+ public:
+  explicit FakeGpuDecoder(FakeTextureBacking* backing) : backing_(backing) {}
+  Result<codecs::ImageInfo> inspect(std::span<const uint8_t>, const cuda::GpuDecodeParams&) const override {
+    return Error(ErrorCode::Unsupported, "fake", "inspect", "not used");
+  }
+  Result<Picture> decode_to_device(std::span<const uint8_t> data,
+                                   const cuda::GpuDecodeParams& params) const override {
+    decodes++;
+    if (fail_decode.load()) return Error(ErrorCode::Internal, "jpeg", "gpu decode", "failure injected (fake)");
+    auto host = decode_host(data, params);
+    if (!host.ok()) return host.error();
+    Picture h = std::move(host).value();
+    const auto& plane = h.plane(0);
+    MemoryLocation where;
+    where.kind = MemoryKind::CudaDevice;
+    where.device = 0;
+    auto storage = PictureStorage::wrap(where, plane.storage->data(), plane.storage->size(), StorageFlags{},
+                                        [keep = h] {});
+    if (!storage.ok()) return storage.error();
+    return Picture::wrap(PixelFormat::RGBA, h.width(), h.height(), std::move(storage).value(),
+                         plane.offset, plane.stride);
+  }
+  Result<codecs::DecodeResult> decode_to_host(std::span<const uint8_t> data,
+                                              const cuda::GpuDecodeParams& params) const override {
+    host_decodes++;
+    auto h = decode_host(data, params);
+    if (!h.ok()) return h.error();
+    codecs::DecodeResult r;
+    r.picture = std::move(h).value();
+    return r;
+  }
+  Result<void> decode_to_texture(std::span<const uint8_t>, const cuda::GpuDecodeParams&,
+                                 const cuda::GlTextureRegion&) const override {
+    return Error(ErrorCode::Unsupported, "fake", "decode_to_texture", "not used by the engine");
+  }
+  std::vector<Result<void>> decode_batch_to_textures(std::span<const cuda::GpuTextureJob> jobs) const override {
+    return std::vector<Result<void>>(jobs.size(), Error(ErrorCode::Unsupported, "fake", "batch", "not used"));
+  }
+  Result<std::shared_ptr<cuda::GpuFence>> copy_to_textures(std::span<const cuda::GpuCopyJob> jobs) const override {
+    std::lock_guard l(mu);
+    copy_sizes.push_back(jobs.size());
+    if (fail_copy.load()) return Error(ErrorCode::Internal, "jpeg", "gpu texture", "failure injected (fake)");
+    for (const auto& j : jobs) {
+      const auto& plane = j.picture->plane(0);
+      EXPECT_EQ(plane.storage->kind(), MemoryKind::CudaDevice);
+      auto s = PictureStorage::wrap(MemoryLocation::host(), plane.storage->data(), plane.storage->size(),
+                                    StorageFlags{.read_only = true}, [] {});
+      if (!s.ok()) return s.error();
+      auto host = Picture::wrap(PixelFormat::RGBA, j.picture->width(), j.picture->height(),
+                                std::move(s).value(), plane.offset, plane.stride);
+      if (!host.ok()) return host.error();
+      EXPECT_TRUE(backing_->cpu.paint(int64_t(j.target.texture) - 1000, j.target.x, j.target.y, *host).ok());
+      textures_seen.insert(j.target.texture);
+    }
+    auto f = std::make_shared<FakeFence>();
+    if (auto_signal) f->signal(fail_fence.load());
+    fences.push_back(f);
+    return std::shared_ptr<cuda::GpuFence>(f);
+  }
+  void forget_texture(uint32_t texture) const override {
+    std::lock_guard l(mu);
+    forgotten.push_back(texture);
+  }
+  std::string info_json() const override { return "{}"; }
+
+  void signal_all() {
+    std::lock_guard l(mu);
+    for (auto& f : fences) f->signal();
+  }
+
+  mutable std::atomic<int> decodes{0}, host_decodes{0};
+  mutable std::atomic<bool> fail_decode{false}, fail_copy{false}, fail_fence{false};
+  bool auto_signal = true;
+  mutable std::mutex mu;
+  mutable std::vector<size_t> copy_sizes;
+  mutable std::vector<std::shared_ptr<FakeFence>> fences;
+  mutable std::vector<uint32_t> forgotten;
+  mutable std::set<uint32_t> textures_seen;
+
+ private:
+  static Result<Picture> decode_host(std::span<const uint8_t> data, const cuda::GpuDecodeParams& params) {
+    const auto* dec = codecs::CodecRegistry::builtin().decoder(params.alpha_offset ? "jpega" : "jpeg");
+    codecs::DecodeParams dp;
+    dp.width = params.width;
+    dp.height = params.height;
+    DrawOptions opts;
+    opts.alpha_offset = params.alpha_offset;
+    dp.options = &opts;
+    auto r = dec->decode(SharedBytes::copy_of(data), dp, PixelFormat::RGBA);
+    if (!r.ok()) return r.error();
+    return std::move(r->picture);
+  }
+  FakeTextureBacking* backing_;
+};
+
+struct Acks {
+  std::mutex mu;
+  std::vector<DamageAck> acks;
+  std::vector<PaintReport> reports;
+  AckSink sink() {
+    return [this](const DamageAck& a, const PaintReport& r) {
+      std::lock_guard l(mu);
+      acks.push_back(a);
+      reports.push_back(r);
+    };
+  }
+  std::vector<int64_t> order() {
+    std::lock_guard l(mu);
+    std::vector<int64_t> s;
+    for (auto& a : acks) s.push_back(a.sequence);
+    return s;
+  }
+};
+
+// The same draws through the CPU decoder into a CPU backing: the expected pixels.
+Picture cpu_reference(const std::vector<DrawPacket>& draws, int64_t wid, int w, int h) {
+  CpuBacking b;
+  PaintEngineConfig c;
+  auto e = PaintEngine::create(b, c);
+  EXPECT_TRUE(e.ok());
+  (*e)->window_new(wid, w, h);
+  for (auto d : draws)
+    if (d.wid == wid) (*e)->submit(std::move(d));
+  EXPECT_TRUE((*e)->wait_idle(std::chrono::seconds(20)));
+  auto snap = b.snapshot(wid);
+  EXPECT_TRUE(snap.ok());
+  return std::move(snap).value();
+}
+
+void expect_same(const Picture& a, const Picture& b) {
+  ASSERT_EQ(a.width(), b.width());
+  ASSERT_EQ(a.height(), b.height());
+  auto va = a.read();
+  auto vb = b.read();
+  int diff = 0;
+  for (int y = 0; y < a.height(); ++y)
+    for (int x = 0; x < a.width() * 4; ++x)
+      if ((x & 3) != 3 && va->plane(0).row(y)[size_t(x)] != vb->plane(0).row(y)[size_t(x)]) ++diff;
+  EXPECT_EQ(diff, 0);
+}
+
+TEST(PaintEngineGpu, AutoWithCpuBackingUsesCpuAndSaysWhy) {
+  CpuBacking b;
+  PaintEngineConfig c;
+  c.decoder = DecoderChoice::Auto;
+  auto e = PaintEngine::create(b, c);
+  ASSERT_TRUE(e.ok());
+  const auto st = (*e)->stats();
+  EXPECT_EQ(st.decoder, "cpu");
+  EXPECT_NE(st.decoder_reason.find("no window textures"), std::string::npos) << st.decoder_reason;
+}
+
+// Without an NVIDIA GPU (CI): auto -> cpu with the loader's reason; gpu -> Unavailable at
+// create(). On a GPU machine with the module reachable this checks the opposite.
+TEST(PaintEngineGpu, NoGpuMachineAutoFallsBackAndGpuRefuses) {
+  auto probe = cuda::GpuJpegDecoder::create();
+  FakeTextureBacking b;
+  PaintEngineConfig c;
+  c.decoder = DecoderChoice::Auto;
+  auto e = PaintEngine::create(b, c);
+  ASSERT_TRUE(e.ok());
+  const auto st = (*e)->stats();
+  if (probe.ok()) {
+    EXPECT_EQ(st.decoder, "gpu") << st.decoder_reason;
+    GTEST_SKIP() << "a GPU decoder is available here: the no-GPU behaviour cannot be checked";
+  }
+  EXPECT_EQ(st.decoder, "cpu");
+  EXPECT_NE(st.decoder_reason.find("no GPU decoder"), std::string::npos) << st.decoder_reason;
+  EXPECT_NE(st.decoder_reason.find(probe.error().reason()), std::string::npos) << st.decoder_reason;
+
+  PaintEngineConfig g;
+  g.decoder = DecoderChoice::Gpu;
+  auto ge = PaintEngine::create(b, g);
+  ASSERT_FALSE(ge.ok());
+  EXPECT_EQ(ge.error().code(), ErrorCode::Unavailable);
+  EXPECT_NE(ge.error().message().find("decoder gpu"), std::string::npos) << ge.error().message();
+  CpuBacking cb;
+  auto ge2 = PaintEngine::create(cb, g);
+  ASSERT_FALSE(ge2.ok());
+  EXPECT_EQ(ge2.error().code(), ErrorCode::Unavailable);
+}
+
+TEST(PaintEngineGpu, DecoderChoiceParses) {
+  EXPECT_EQ(*parse_decoder_choice("auto"), DecoderChoice::Auto);
+  EXPECT_EQ(*parse_decoder_choice("gpu"), DecoderChoice::Gpu);
+  EXPECT_EQ(*parse_decoder_choice("cpu"), DecoderChoice::Cpu);
+  EXPECT_FALSE(parse_decoder_choice("cuda").ok());
+}
+
+struct GpuHarness {
+  FakeTextureBacking backing;
+  std::shared_ptr<FakeGpuDecoder> gpu = std::make_shared<FakeGpuDecoder>(&backing);
+  Acks acks;
+  std::unique_ptr<PaintEngine> engine;
+  explicit GpuHarness(DecoderChoice choice = DecoderChoice::Gpu) {
+    PaintEngineConfig c;
+    c.decoder = choice;
+    c.gpu_decoder = gpu;
+    c.on_ack = acks.sink();
+    auto e = PaintEngine::create(backing, c);
+    EXPECT_TRUE(e.ok()) << (e.ok() ? "" : e.error().message());
+    engine = std::move(e).value();
+  }
+};
+
+TEST(PaintEngineGpu, GpuRoutePaintsInOrderAndAcksAfterTheFence) {
+  GpuHarness h;
+  h.gpu->auto_signal = false;
+  EXPECT_EQ(h.engine->stats().decoder, "gpu");
+  std::vector<DrawPacket> draws = {jpeg_draw(1, 1, 0, 0, 64, 48, 1),
+                                   solid_draw(1, 2, 8, 8, 16, 16, bgrx(200, 10, 10)),
+                                   jpeg_draw(1, 3, 20, 4, 32, 32, 2),
+                                   jpeg_draw(1, 4, 0, 0, 16, 16, 3, /*alpha=*/true)};
+  h.engine->window_new(1, 64, 48);
+  for (auto d : draws) h.engine->submit(std::move(d));
+  // Everything is painted, but no ack may go out before its fence: the rgb draw (2) waits
+  // behind the GPU ack of draw 1.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  auto copied = [&] {
+    size_t n = 0;
+    for (size_t k : h.gpu->copy_sizes) n += k;
+    return n;
+  };
+  while (copied() < 3) {
+    h.engine->run_ui_once();
+    h.engine->wait_for_work(std::chrono::milliseconds(5));
+    ASSERT_LT(std::chrono::steady_clock::now(), deadline);
+  }
+  h.engine->run_ui_once();
+  EXPECT_TRUE(h.acks.order().empty());
+  EXPECT_FALSE(h.engine->idle());
+  h.gpu->signal_all();
+  ASSERT_TRUE(h.engine->wait_idle(std::chrono::seconds(20)));
+  EXPECT_EQ(h.acks.order(), (std::vector<int64_t>{1, 2, 3, 4}));
+  for (size_t i = 0; i < h.acks.acks.size(); ++i) {
+    EXPECT_GT(h.acks.acks[i].decode_time_us, 0) << h.acks.acks[i].message;
+    EXPECT_EQ(h.acks.reports[i].decoder, i == 1 ? "cpu" : "gpu");
+  }
+  auto snap = h.backing.snapshot(1);
+  ASSERT_TRUE(snap.ok());
+  expect_same(*snap, cpu_reference(draws, 1, 64, 48));
+  const auto st = h.engine->stats();
+  EXPECT_EQ(st.gpu_decodes, 3);
+  EXPECT_EQ(st.gpu_fallbacks, 0);
+  EXPECT_EQ(h.backing.written, 3);
+}
+
+TEST(PaintEngineGpu, DeltaScaledAndStoreTakeTheCpu) {
+  GpuHarness h;
+  h.engine->window_new(1, 64, 48);
+  auto scaled = jpeg_draw(1, 1, 0, 0, 32, 24, 1);
+  scaled.options.scaled_width = 32;
+  scaled.options.scaled_height = 24;
+  scaled.w = 64;
+  scaled.h = 48;
+  h.engine->submit(std::move(scaled));
+  auto stored = jpeg_draw(1, 2, 0, 0, 16, 16, 2);
+  stored.options.store = 7;
+  h.engine->submit(std::move(stored));
+  ASSERT_TRUE(h.engine->wait_idle(std::chrono::seconds(20)));
+  EXPECT_EQ(h.gpu->decodes.load(), 0);
+  ASSERT_EQ(h.acks.acks.size(), 2u);
+  for (size_t i = 0; i < 2; ++i) {
+    EXPECT_GT(h.acks.acks[i].decode_time_us, 0) << h.acks.acks[i].message;
+    EXPECT_EQ(h.acks.reports[i].decoder, "cpu");
+  }
+}
+
+TEST(PaintEngineGpu, DecodeFailureFallsBackToCpu) {
+  GpuHarness h;
+  h.gpu->fail_decode = true;
+  std::vector<DrawPacket> draws = {jpeg_draw(1, 1, 0, 0, 40, 30, 1), jpeg_draw(1, 2, 5, 5, 20, 20, 2)};
+  h.engine->window_new(1, 40, 30);
+  for (auto d : draws) h.engine->submit(std::move(d));
+  ASSERT_TRUE(h.engine->wait_idle(std::chrono::seconds(20)));
+  EXPECT_EQ(h.acks.order(), (std::vector<int64_t>{1, 2}));
+  for (size_t i = 0; i < 2; ++i) {
+    EXPECT_GT(h.acks.acks[i].decode_time_us, 0);
+    EXPECT_EQ(h.acks.reports[i].decoder, "gpu->cpu");
+  }
+  EXPECT_EQ(h.engine->stats().gpu_fallbacks, 2);
+  EXPECT_NE(h.engine->stats().last_gpu_error.find("failure injected"), std::string::npos);
+  expect_same(*h.backing.snapshot(1), cpu_reference(draws, 1, 40, 30));
+}
+
+TEST(PaintEngineGpu, CopyAndFenceFailuresFallBackInOrder) {
+  for (int mode = 0; mode < 2; ++mode) {
+    GpuHarness h;
+    if (mode == 0) h.gpu->fail_copy = true;
+    else h.gpu->fail_fence = true;
+    std::vector<DrawPacket> draws = {jpeg_draw(1, 1, 0, 0, 40, 30, 1),
+                                     solid_draw(1, 2, 0, 0, 10, 10, bgrx(1, 200, 3))};
+    h.engine->window_new(1, 40, 30);
+    for (auto d : draws) h.engine->submit(std::move(d));
+    ASSERT_TRUE(h.engine->wait_idle(std::chrono::seconds(20)));
+    EXPECT_EQ(h.acks.order(), (std::vector<int64_t>{1, 2})) << "mode " << mode;
+    EXPECT_GT(h.acks.acks[0].decode_time_us, 0);
+    EXPECT_EQ(h.acks.reports[0].decoder, "gpu->cpu");
+    EXPECT_EQ(h.engine->stats().gpu_fallbacks, 1);
+    if (mode == 0) expect_same(*h.backing.snapshot(1), cpu_reference(draws, 1, 40, 30));
+  }
+}
+
+TEST(PaintEngineGpu, WindowsReadyTogetherShareOneCopyCall) {
+  GpuHarness h;
+  h.engine->window_new(1, 48, 32);
+  h.engine->window_new(2, 48, 32);
+  h.engine->window_new(3, 48, 32);
+  h.engine->run_ui_once();
+  h.engine->submit(jpeg_draw(1, 1, 0, 0, 48, 32, 1));
+  h.engine->submit(jpeg_draw(2, 2, 0, 0, 48, 32, 2));
+  h.engine->submit(jpeg_draw(3, 3, 0, 0, 48, 32, 3));
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (h.engine->stats().gpu_decodes < 3) {  // decoded, not yet copied: no run_ui_once
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    ASSERT_LT(std::chrono::steady_clock::now(), deadline);
+  }
+  ASSERT_TRUE(h.engine->wait_idle(std::chrono::seconds(20)));
+  ASSERT_EQ(h.gpu->copy_sizes.size(), 1u);
+  EXPECT_EQ(h.gpu->copy_sizes[0], 3u);
+  EXPECT_EQ(h.engine->stats().gpu_copy_calls, 1);
+  EXPECT_EQ(h.acks.acks.size(), 3u);
+}
+
+TEST(PaintEngineGpu, ResizeAndDestroyForgetTheTexture) {
+  GpuHarness h;
+  h.engine->window_new(1, 32, 32);
+  h.engine->submit(jpeg_draw(1, 1, 0, 0, 32, 32, 1));
+  h.engine->window_resize(1, 48, 48);
+  h.engine->submit(jpeg_draw(1, 2, 16, 16, 32, 32, 2));
+  h.engine->window_lost(1);
+  ASSERT_TRUE(h.engine->wait_idle(std::chrono::seconds(20)));
+  EXPECT_EQ(h.gpu->forgotten, (std::vector<uint32_t>{1001, 1001}));
+  EXPECT_EQ(h.acks.order(), (std::vector<int64_t>{1, 2}));
+}
+
+TEST(PaintEngineGpu, OutsideTheWindowTakesTheCpu) {
+  GpuHarness h;
+  h.engine->window_new(1, 32, 32);
+  h.engine->submit(jpeg_draw(1, 1, 16, 16, 32, 32, 1));  // clipped by the CPU paint
+  ASSERT_TRUE(h.engine->wait_idle(std::chrono::seconds(20)));
+  ASSERT_EQ(h.acks.acks.size(), 1u);
+  EXPECT_GT(h.acks.acks[0].decode_time_us, 0);
+  EXPECT_EQ(h.acks.reports[0].decoder, "gpu->cpu");
+}
+
+TEST(PaintEngineGpu, GpuWithCpuBackingDecodesToHost) {
+  CpuBacking b;
+  FakeTextureBacking unused;
+  auto gpu = std::make_shared<FakeGpuDecoder>(&unused);
+  Acks acks;
+  PaintEngineConfig c;
+  c.decoder = DecoderChoice::Gpu;
+  c.gpu_decoder = gpu;
+  c.on_ack = acks.sink();
+  auto e = PaintEngine::create(b, c);
+  ASSERT_TRUE(e.ok());
+  EXPECT_EQ((*e)->stats().decoder, "gpu-host");
+  std::vector<DrawPacket> draws = {jpeg_draw(1, 1, 0, 0, 40, 30, 1)};
+  (*e)->window_new(1, 40, 30);
+  (*e)->submit(draws[0]);
+  ASSERT_TRUE((*e)->wait_idle(std::chrono::seconds(20)));
+  EXPECT_EQ(gpu->host_decodes.load(), 1);
+  ASSERT_EQ(acks.acks.size(), 1u);
+  EXPECT_EQ(acks.reports[0].decoder, "gpu");
+  expect_same(*b.snapshot(1), cpu_reference(draws, 1, 40, 30));
+}
+
+TEST(PaintEngineGpu, ShutdownWaitsForOutstandingFences) {
+  GpuHarness h;
+  h.gpu->auto_signal = false;
+  h.engine->window_new(1, 32, 32);
+  h.engine->submit(jpeg_draw(1, 1, 0, 0, 32, 32, 1));
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (h.gpu->fences.empty()) {
+    h.engine->run_ui_once();
+    h.engine->wait_for_work(std::chrono::milliseconds(2));
+    ASSERT_LT(std::chrono::steady_clock::now(), deadline);
+  }
+  std::thread signaller([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    h.gpu->signal_all();
+  });
+  h.engine->shutdown();
+  signaller.join();
+  ASSERT_EQ(h.acks.acks.size(), 1u);
+  EXPECT_GT(h.acks.acks[0].decode_time_us, 0);
+  EXPECT_EQ(h.gpu->forgotten, (std::vector<uint32_t>{1001}));
+}
+
+}  // namespace
+}  // namespace pixpath::paint
