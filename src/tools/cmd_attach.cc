@@ -35,6 +35,9 @@ void add_session_options(CLI::App& cmd, ViewerOptions& o) {
   cmd.add_option("--connect-timeout", o.connect_timeout_s, "Seconds to wait for the server's hello")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
+  cmd.add_flag("--steal", o.steal,
+               "Connect even when the session already has a client: a server started with "
+               "--sharing=yes keeps both, otherwise the other client is disconnected");
   cmd.add_flag("--json", o.json, "Print the session summary as JSON on stdout");
   cmd.add_flag("--progress", o.progress,
                "Status lines on stderr even when it is not a terminal (every 5 s)");

@@ -34,6 +34,8 @@ int main(int argc, char** argv) {
     std::string where = "pixpath";
     for (const CLI::App* sub : app.get_subcommands()) where += " " + sub->get_name();
     std::string what = e.what();
+    if (app.get_subcommands().empty() && argc > 1 && argv[1][0] != '-')
+      what = std::string("unknown subcommand '") + argv[1] + "'";
     for (char& c : what)
       if (c == '\n') c = ' ';
     std::fprintf(stderr, "%s: %s (see --help)\n", where.c_str(), what.c_str());

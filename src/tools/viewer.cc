@@ -399,6 +399,7 @@ int run_viewer(const ViewerOptions& o, std::ostream& out, std::ostream& err) {
   so.encodings = encodings;
   so.preferred_encoding = o.encoding;
   so.quality = o.quality;
+  so.steal = o.steal;
   so.password.file = o.password_file;  // else XPRA_PASSWORD (PasswordSource's default)
   so.connect_timeout = std::chrono::milliseconds(static_cast<int64_t>(o.connect_timeout_s * 1000));
   so.log = [who, tty](std::string_view line) {

@@ -31,6 +31,8 @@ struct ViewerOptions {
   std::string snapshot_dir;        // empty: no snapshots
   double snapshot_interval_s = 0;  // 0: at exit (and when a window is lost) only
   std::string record_file;         // empty: no recording
+  bool steal = false;              // connect even when the session has a client (xpra "steal";
+                                   // with the server's --sharing=yes both clients stay)
   bool headless = true;            // false asks for a window (needs the GL backing)
   bool json = false;               // summary as JSON on stdout
   bool progress = false;           // status lines on stderr even when it is not a terminal
