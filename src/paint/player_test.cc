@@ -167,9 +167,11 @@ TEST(Player, TableOutputAndBadInput) {
 namespace pixpath::paint {
 namespace {
 
-// tests/data/sample.pxrec (scripts/make-sample-recording): real X applications, encoded as an
-// xpra server would; its last packets are a lossless refresh, so every window must equal its
-// reference PNG exactly (the lost window in its snapshot taken just before it was destroyed).
+// tests/data/sample.pxrec: a real xpra 3.1 session recorded by `pixpath record`
+// (scripts/record-sample: xterm scrolling text, xclock, xeyes, glxgears, and the xmessage the
+// server's Xsession opens), or the synthetic one of scripts/make-sample-recording. Either
+// script writes one reference PNG per window (sample-window-WID.png); every window must equal
+// its reference exactly (a lost window in its snapshot taken just before it was destroyed).
 TEST(Player, SampleRecordingMatchesItsReferencePictures) {
   const char* data = std::getenv("PIXPATH_TEST_DATA");
   ASSERT_NE(data, nullptr);
@@ -209,7 +211,7 @@ TEST(Player, SampleRecordingMatchesItsReferencePictures) {
     EXPECT_EQ(diff, 0) << name << ": rows differing";
     compared++;
   }
-  EXPECT_EQ(compared, 4);
+  EXPECT_GE(compared, 4);
 }
 
 }  // namespace

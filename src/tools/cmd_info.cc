@@ -1,4 +1,5 @@
-// `pixpath info [--json]`: what this build can do — codings, library versions, limits.
+// `pixpath info [--json]`: what this build can do — version, limits, codings and their
+// libraries, backings, GPU.
 #include <iostream>
 #include <memory>
 
@@ -6,7 +7,9 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.h"
+#include "pixpath/codecs/codec_commands.h"
 #include "pixpath/core/limits.h"
+#include "pixpath/paint/backing_registry.h"
 
 namespace pixpath::tools {
 namespace {
@@ -18,21 +21,50 @@ nlohmann::json build_info() {
   j["limits"] = {{"max_width", limits.max_width},
                  {"max_height", limits.max_height},
                  {"max_picture_bytes", limits.max_bytes}};
+  const nlohmann::json codecs = codecs::registry_info_json();
+  j["codecs"] = codecs["codecs"];
+  j["libraries"] = codecs["libraries"];
+  j["decodable"] = codecs["decodable"];
+  j["decode_limits"] = codecs["limits"];
+  j["backings"] = paint::backing_names();
+  j["gpu"] = gpu_info();
   return j;
+}
+
+std::string join(const nlohmann::json& list) {
+  std::string s;
+  for (const auto& v : list) s += (s.empty() ? "" : ", ") + v.get<std::string>();
+  return s.empty() ? "-" : s;
 }
 
 void print_human(const nlohmann::json& j) {
   fmt::print("pixpath {}\n", j["version"].get<std::string>());
   fmt::print("limits: pictures up to {}x{}, {} bytes\n", j["limits"]["max_width"].get<int>(),
              j["limits"]["max_height"].get<int>(), j["limits"]["max_picture_bytes"].get<uint64_t>());
+  fmt::print("codecs:\n");
+  for (const auto& c : j["codecs"]) {
+    fmt::print("  {:<7} {}{}  {:<14} writes: {}\n", c["coding"].get<std::string>(),
+               c["decode"].get<bool>() ? "decode" : "      ", c["encode"].get<bool>() ? " encode" : "       ",
+               c["library"].get<std::string>(), join(c["outputs"]));
+  }
+  fmt::print("libraries:");
+  for (const auto& l : j["libraries"])
+    fmt::print(" {} {};", l["name"].get<std::string>(), l["version"].get<std::string>());
+  fmt::print("\n");
+  fmt::print("backings: {}\n", join(j["backings"]));
+  const auto& gpu = j["gpu"];
+  if (gpu.value("available", false))
+    fmt::print("gpu: {}\n", gpu.dump());
+  else
+    fmt::print("gpu: {}\n", gpu.value("reason", std::string("not available")));
 }
 
 }  // namespace
 
 void add_info_command(CLI::App& app, int& exit_code) {
-  auto* cmd = app.add_subcommand("info", "Show the codings, libraries, GPU and limits of this build");
+  auto* cmd = app.add_subcommand("info", "Show the version, limits, codings, libraries, backings and GPU of this build");
   auto json = std::make_shared<bool>(false);
-  cmd->add_flag("--json", *json, "Print JSON for programs");
+  cmd->add_flag("--json", *json, "Print one JSON document (for programs)");
   cmd->callback([json, &exit_code] {
     const auto j = build_info();
     if (*json) {

@@ -1,5 +1,6 @@
 // pixpath: the command-line client. See `pixpath --help`.
 #include <cstdio>
+#include <string>
 
 #include <CLI/CLI.hpp>
 
@@ -14,10 +15,31 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   int exit_code = 0;
   pixpath::tools::add_info_command(app, exit_code);
+  pixpath::tools::add_decode_command(app, exit_code);
+  pixpath::tools::add_encode_command(app, exit_code);
+  pixpath::tools::add_play_command(app, exit_code);
+  pixpath::tools::add_attach_command(app, exit_code);
+  pixpath::tools::add_record_command(app, exit_code);
   try {
     app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
+  } catch (const CLI::CallForHelp& e) {
     return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    if (e.get_exit_code() == 0) return app.exit(e);
+    // One line, naming the subcommand when there is one; exit status 2 = bad arguments.
+    std::string where = "pixpath";
+    for (const CLI::App* sub : app.get_subcommands()) where += " " + sub->get_name();
+    std::string what = e.what();
+    if (app.get_subcommands().empty() && argc > 1 && argv[1][0] != '-')
+      what = std::string("unknown subcommand '") + argv[1] + "'";
+    for (char& c : what)
+      if (c == '\n') c = ' ';
+    std::fprintf(stderr, "%s: %s (see --help)\n", where.c_str(), what.c_str());
+    return 2;
   }
   return exit_code;
 }

@@ -1,0 +1,59 @@
+// `pixpath attach URL [--headless] [--snapshot-dir DIR] [--snapshot-interval S]
+// [--exit-after S] [--encoding E] [--quality Q] [--password-file F] [--decode-threads N]
+// [--json] [--progress]`: a live view of an xpra session (viewer.h does the work).
+#include <iostream>
+#include <memory>
+
+#include "commands.h"
+#include "viewer.h"
+
+namespace pixpath::tools {
+
+// Options shared by attach and record.
+void add_session_options(CLI::App& cmd, ViewerOptions& o) {
+  cmd.add_option("URL", o.url, "The xpra server, tcp://HOST:PORT/")->required();
+  cmd.add_option("--encoding", o.encoding,
+                 "Preferred coding (rgb24 is lossless; a 3.1 server still picks rgb24 for windows "
+                 "narrower than ~2048 px unless it runs with XPRA_ENCODING_STRICT_MODE=1)")
+      ->capture_default_str();
+  cmd.add_option("--quality", o.quality, "Lossy coding quality 1..100 (default: the server's)")
+      ->check(CLI::Range(1, 100));
+  cmd.add_option("--password-file", o.password_file,
+                 "File holding the password (else the XPRA_PASSWORD environment variable; "
+                 "never on the command line)")
+      ->check(CLI::ExistingFile);
+  cmd.add_option("--decode-threads", o.decode_threads, "Decoder worker threads")
+      ->check(CLI::Range(1, 64))
+      ->capture_default_str();
+  cmd.add_option("--exit-after", o.exit_after_s, "End the session after S seconds (0: run until Ctrl-C)")
+      ->check(CLI::NonNegativeNumber);
+  cmd.add_option("--snapshot-dir", o.snapshot_dir,
+                 "Write each window as DIR/<wid>-<title>.png (every --snapshot-interval and at exit)");
+  cmd.add_option("--snapshot-interval", o.snapshot_interval_s,
+                 "Seconds between snapshots (0: only at exit and when a window is lost)")
+      ->check(CLI::NonNegativeNumber);
+  cmd.add_option("--connect-timeout", o.connect_timeout_s, "Seconds to wait for the server's hello")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  cmd.add_flag("--steal", o.steal,
+               "Connect even when the session already has a client: a server started with "
+               "--sharing=yes keeps both, otherwise the other client is disconnected");
+  cmd.add_flag("--json", o.json, "Print the session summary as JSON on stdout");
+  cmd.add_flag("--progress", o.progress,
+               "Status lines on stderr even when it is not a terminal (every 5 s)");
+}
+
+void add_attach_command(CLI::App& app, int& exit_code) {
+  auto* cmd = app.add_subcommand(
+      "attach",
+      "Attach to an xpra server: paint every window (CPU backing), ack every draw, snapshot "
+      "windows as PNG; Ctrl-C disconnects cleanly");
+  auto o = std::make_shared<ViewerOptions>();
+  o->command = "attach";
+  add_session_options(*cmd, *o);
+  cmd->add_flag("--headless", o->headless,
+                "Paint into memory only (the default until the GL backing lands)");
+  cmd->callback([o, &exit_code] { exit_code = run_viewer(*o, std::cout, std::cerr); });
+}
+
+}  // namespace pixpath::tools

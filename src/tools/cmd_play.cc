@@ -1,0 +1,67 @@
+// `pixpath play FILE [--backing cpu|gl] [--pace recorded|max] [--snapshot-dir DIR] [--json]
+// [--decode-threads N] [--progress]`: replays a recording (docs/recording-format.md) through
+// the paint engine (paint::run_play) and prints per-coding latency.
+//
+// Progress: on a terminal, one stderr line that rewrites itself; when stderr is not a
+// terminal, nothing unless --progress (then one line per update).
+#include <unistd.h>
+
+#include <cstdio>
+#include <iostream>
+#include <map>
+#include <memory>
+
+#include "commands.h"
+#include "pixpath/paint/player.h"
+
+namespace pixpath::tools {
+
+void add_play_command(CLI::App& app, int& exit_code) {
+  auto* cmd = app.add_subcommand(
+      "play", "Replay a recording (.pxrec) through the paint engine and print per-coding latency");
+  struct Args {
+    paint::PlayOptions options;
+    bool progress = false;
+  };
+  auto a = std::make_shared<Args>();
+  a->options.file.clear();
+  cmd->add_option("FILE", a->options.file, "Recording to play (pixpath record writes them)")
+      ->required()
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--backing", a->options.backing, "Window backing: cpu, or gl when built")
+      ->capture_default_str();
+  const std::map<std::string, paint::Pace> paces{{"recorded", paint::Pace::Recorded},
+                                                 {"max", paint::Pace::Max}};
+  cmd->add_option("--pace", a->options.pace,
+                  "recorded: at the recorded arrival times; max: as fast as it decodes")
+      ->transform(CLI::CheckedTransformer(paces, CLI::ignore_case))
+      ->default_str("recorded");
+  cmd->add_option("--snapshot-dir", a->options.snapshot_dir,
+                  "Write every window's final picture as DIR/window-WID.png");
+  cmd->add_flag("--json", a->options.json, "Print the result as JSON on stdout");
+  cmd->add_option("--decode-threads", a->options.decode_threads, "Decoder worker threads")
+      ->check(CLI::Range(1, 64))
+      ->capture_default_str();
+  cmd->add_flag("--progress", a->progress,
+                "Print progress on stderr even when it is not a terminal");
+  cmd->callback([a, &exit_code] {
+    paint::PlayOptions options = a->options;
+    const bool tty = ::isatty(STDERR_FILENO) == 1;
+    bool printed = false;
+    if (tty || a->progress) {
+      options.progress = [tty, &printed](const paint::PlayProgress& p) {
+        std::fprintf(stderr, "%s%lld/%lld events, %lld draws painted, %.1f s%s",
+                     tty ? "\r\033[K" : "", static_cast<long long>(p.events_done),
+                     static_cast<long long>(p.events_total), static_cast<long long>(p.draws_acked),
+                     p.elapsed_s, tty ? "" : "\n");
+        printed = true;
+      };
+    }
+    std::ostringstream err;
+    exit_code = paint::run_play(options, std::cout, err);
+    if (printed && tty) std::fprintf(stderr, "\n");
+    std::cerr << err.str();
+  });
+}
+
+}  // namespace pixpath::tools
