@@ -13,6 +13,7 @@
 #include <csignal>
 
 #include "support/live_server.h"
+#include "support/xvfb.h"
 
 namespace pixpath::testing {
 namespace {
@@ -184,6 +185,64 @@ TEST(Attach, SigintDisconnectsCleanly) {
   const auto* w = window_by_title(s, kStaticXterm);
   ASSERT_TRUE(w);
   EXPECT_TRUE(std::filesystem::exists((*w)["snapshot"].get<std::string>()));
+}
+
+// Windowed (no --headless, DISPLAY set): the GL backing shows each xpra window as an X11 window
+// on the client's display, and the static xterm's window there holds exactly the pixels the
+// server's display shows (rgb24 is lossless; the GL backing presents without scaling).
+TEST(Attach, WindowedOnAClientDisplayShowsTheSamePixels) {
+  for (const char* p : {"Xvfb", "xwd", "convert"}) {
+    if (!have_program(p)) GTEST_SKIP() << p << " is not installed";
+  }
+  TempDir tmp;
+  auto live = start_live_server();
+  ASSERT_TRUE(live);
+  live->start_static_xterm(tmp.path);
+  live->wait_for_apps(tmp.path);
+  Xvfb client(1024, 768);
+  std::string why;
+  ASSERT_TRUE(client.start(&why)) << why;
+  const int client_display = std::stoi(client.display().substr(1));
+  BackgroundProcess p({pixpath_binary(), "attach", live->url(), "--json", "--exit-after", "20"},
+                      tmp.path, {{"DISPLAY", client.display()}});
+  // xpra maps a window on its own display only while a client shows it: capture it now. The
+  // xterm's title may stand on more than one X window (its shell and its frame): take the one
+  // that can be captured.
+  std::optional<XWindow> want;
+  const std::string want_png = tmp / "server-xterm.png";
+  for (auto until = std::chrono::steady_clock::now() + 10s;
+       !want && std::chrono::steady_clock::now() < until; std::this_thread::sleep_for(300ms)) {
+    for (const auto& w : x_windows(live->display(), tmp.path)) {
+      if (w.title == kStaticXterm && capture_x_window(live->display(), w.xid, want_png, tmp.path)) {
+        want = w;
+        break;
+      }
+    }
+  }
+  ASSERT_TRUE(want) << "cannot capture the static xterm on the server's display";
+
+  // The window appears and its content arrives shortly after: compare until equal (bounded).
+  std::optional<PictureDiff> diff;
+  const auto deadline = std::chrono::steady_clock::now() + 15s;
+  while (std::chrono::steady_clock::now() < deadline) {
+    for (const auto& w : x_windows(client_display, tmp.path)) {
+      if (w.title.rfind("pixpath window", 0) != 0 || w.w != want->w || w.h != want->h) continue;
+      const std::string got_png = tmp / ("client-" + w.xid + ".png");
+      if (!capture_x_window(client_display, w.xid, got_png, tmp.path)) continue;
+      auto a = load_png(want_png);
+      auto b = load_png(got_png);
+      if (a && b) diff = compare_rgb(*a, *b);
+    }
+    if (diff && diff->same_size && diff->differing_pixels == 0) break;
+    std::this_thread::sleep_for(500ms);
+  }
+  ASSERT_TRUE(diff) << "no " << want->w << "x" << want->h << " pixpath window on " << client.display();
+  EXPECT_EQ(diff->differing_pixels, 0) << diff->describe();
+  p.signal(SIGINT);
+  auto r = p.wait(60s);
+  EXPECT_FALSE(r.timed_out);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.err.find("headless"), std::string::npos) << r.err;
 }
 
 }  // namespace

@@ -114,5 +114,52 @@ TEST(Cli, PlayTheSampleAsJson) {
   EXPECT_NE(table.err.find("events"), std::string::npos) << "--progress prints progress";
 }
 
+// The GL backing (Mesa's software renderer here) paints the sample exactly as the CPU backing.
+TEST(Cli, PlayOnTheGlBackingEqualsTheCpuBacking) {
+  TempDir tmp;
+  auto info = nlohmann::json::parse(pixpath(tmp, {"info", "--json"}).out);
+  const auto& b = info["backings"];
+  if (std::find(b.begin(), b.end(), "gl") == b.end()) GTEST_SKIP() << "built without the GL backing";
+  auto cpu = pixpath(tmp, {"play", test_data_dir() + "/sample.pxrec", "--pace", "max",
+                           "--snapshot-dir", tmp / "cpu", "--backing", "cpu"});
+  ASSERT_EQ(cpu.exit_code, 0) << cpu.err;
+  auto gl = pixpath(tmp, {"play", test_data_dir() + "/sample.pxrec", "--pace", "max",
+                          "--snapshot-dir", tmp / "gl", "--backing", "gl"});
+  ASSERT_EQ(gl.exit_code, 0) << gl.err;
+  int compared = 0;
+  for (const auto& e : std::filesystem::directory_iterator(tmp / "cpu")) {
+    const auto other = tmp / "gl" / e.path().filename();
+    ASSERT_TRUE(std::filesystem::exists(other)) << other;
+    // Same PNG encoder on both sides: equal pixels give equal files.
+    EXPECT_EQ(read_text(e.path().string()), read_text(other.string())) << e.path().filename();
+    ++compared;
+  }
+  EXPECT_GE(compared, 4);
+}
+
+// --gpu / --decoder gpu: without a GPU a one-line reason and exit 1; with one, it decodes.
+TEST(Cli, GpuDecoderWithoutAGpuSaysWhy) {
+  TempDir tmp;
+  auto info = nlohmann::json::parse(pixpath(tmp, {"info", "--json"}).out);
+  ASSERT_EQ(pixpath(tmp, {"encode", test_data_dir() + "/sample-window-1.png", "-o", tmp / "w.jpg",
+                          "--coding", "jpeg"}).exit_code, 0);
+  auto decode = pixpath(tmp, {"decode", tmp / "w.jpg", "-o", tmp / "w.png", "--gpu"});
+  auto play = pixpath(tmp, {"play", test_data_dir() + "/sample.pxrec", "--pace", "max",
+                            "--decoder", "gpu", "--backing", "gl"});
+  if (info["gpu"].value("available", false)) {
+    EXPECT_EQ(decode.exit_code, 0) << decode.err;
+    EXPECT_EQ(play.exit_code, 0) << play.err;
+    return;
+  }
+  expect_one_line_error(decode, 1, "decode");
+  EXPECT_NE(decode.err.find("gpu"), std::string::npos) << decode.err;
+  expect_one_line_error(play, 1, "play");
+  // auto falls back to the CPU and says why.
+  auto autoplay = pixpath(tmp, {"play", test_data_dir() + "/sample.pxrec", "--pace", "max",
+                                "--decoder", "auto"});
+  EXPECT_EQ(autoplay.exit_code, 0) << autoplay.err;
+  EXPECT_NE(autoplay.out.find("decoder cpu"), std::string::npos) << autoplay.out;
+}
+
 }  // namespace
 }  // namespace pixpath::testing

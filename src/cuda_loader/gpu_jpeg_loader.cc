@@ -61,14 +61,25 @@ Result<const abi::ModuleEntry*> load_module(const std::string& path) {
       candidates.push_back(dir + "/" + kModuleName);
       candidates.push_back(dir + "/../lib/" + kModuleName);
     }
+#ifdef PIXPATH_BUILD_LIB_DIR
+    // Programs run from the build tree (build/<preset>/src/...): the module is built into
+    // build/<preset>/lib.
+    candidates.push_back(std::string(PIXPATH_BUILD_LIB_DIR) + "/" + kModuleName);
+#endif
   }
-  std::string errors;
+  // Errors of candidates that do not exist say little; an existing module that cannot load
+  // (its libcuda or libnvjpeg missing) says what is wrong, so it is reported alone.
+  std::string errors, found_but_failed;
   for (const auto& c : candidates) {
     if (auto it = loaded.find(c); it != loaded.end()) return it->second;
     void* h = dlopen(c.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (!h) {
       const char* e = dlerror();
-      errors += std::string(errors.empty() ? "" : "; ") + (e ? e : c + ": dlopen failed");
+      const std::string why = e ? e : c + ": dlopen failed";
+      errors += std::string(errors.empty() ? "" : "; ") + why;
+      if (found_but_failed.empty() && why.find(kModuleName) == std::string::npos) {
+        found_but_failed = c + ": " + why;
+      }
       continue;
     }
     using EntryFn = const abi::ModuleEntry* (*)();
@@ -83,7 +94,8 @@ Result<const abi::ModuleEntry*> load_module(const std::string& path) {
     return entry;
   }
   return unavailable("the CUDA module could not be loaded (needs the NVIDIA driver's libcuda.so.1 "
-                     "and nvJPEG's libnvjpeg.so.13): " + errors);
+                     "and nvJPEG's libnvjpeg.so.13): " +
+                     (found_but_failed.empty() ? errors : found_but_failed));
 }
 
 abi::DecodeRequest request(std::span<const uint8_t> data, const GpuDecodeParams& p) {

@@ -38,6 +38,11 @@ void add_session_options(CLI::App& cmd, ViewerOptions& o) {
   cmd.add_flag("--steal", o.steal,
                "Connect even when the session already has a client: a server started with "
                "--sharing=yes keeps both, otherwise the other client is disconnected");
+  cmd.add_option("--decoder", o.decoder,
+                 "jpeg/jpega decoder: cpu, gpu (nvJPEG; fails without one) or auto (gpu when "
+                 "the GPU module loads and the backing is GL)")
+      ->check(CLI::IsMember({"cpu", "gpu", "auto"}))
+      ->capture_default_str();
   cmd.add_flag("--json", o.json, "Print the session summary as JSON on stdout");
   cmd.add_flag("--progress", o.progress,
                "Status lines on stderr even when it is not a terminal (every 5 s)");
@@ -46,13 +51,15 @@ void add_session_options(CLI::App& cmd, ViewerOptions& o) {
 void add_attach_command(CLI::App& app, int& exit_code) {
   auto* cmd = app.add_subcommand(
       "attach",
-      "Attach to an xpra server: paint every window (CPU backing), ack every draw, snapshot "
-      "windows as PNG; Ctrl-C disconnects cleanly");
+      "Attach to an xpra server: paint every window (in X11 windows through OpenGL when a "
+      "display is available, else headless), ack every draw, snapshot windows as PNG; Ctrl-C "
+      "disconnects cleanly");
   auto o = std::make_shared<ViewerOptions>();
   o->command = "attach";
+  o->headless = false;
   add_session_options(*cmd, *o);
   cmd->add_flag("--headless", o->headless,
-                "Paint into memory only (the default until the GL backing lands)");
+                "Paint into memory only (CPU backing), even where a display is available");
   cmd->callback([o, &exit_code] { exit_code = run_viewer(*o, std::cout, std::cerr); });
 }
 

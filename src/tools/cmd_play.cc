@@ -1,4 +1,4 @@
-// `pixpath play FILE [--backing cpu|gl] [--pace recorded|max] [--snapshot-dir DIR] [--json]
+// `pixpath play FILE [--backing cpu|gl|gl-window] [--decoder cpu|gpu|auto] [--pace recorded|max] [--snapshot-dir DIR] [--json]
 // [--decode-threads N] [--progress]`: replays a recording (docs/recording-format.md) through
 // the paint engine (paint::run_play) and prints per-coding latency.
 //
@@ -21,6 +21,7 @@ void add_play_command(CLI::App& app, int& exit_code) {
       "play", "Replay a recording (.pxrec) through the paint engine and print per-coding latency");
   struct Args {
     paint::PlayOptions options;
+    std::string decoder = "cpu";
     bool progress = false;
   };
   auto a = std::make_shared<Args>();
@@ -28,8 +29,16 @@ void add_play_command(CLI::App& app, int& exit_code) {
   cmd->add_option("FILE", a->options.file, "Recording to play (pixpath record writes them)")
       ->required()
       ->check(CLI::ExistingFile);
-  cmd->add_option("--backing", a->options.backing, "Window backing: cpu, or gl when built")
+  cmd->add_option("--backing", a->options.backing,
+                  "Window backing: cpu, gl (headless OpenGL) or gl-window (X11), when built")
       ->capture_default_str();
+  cmd->add_option("--decoder", a->decoder,
+                  "jpeg/jpega decoder: cpu, gpu (nvJPEG; an error without one) or auto (gpu "
+                  "when the GPU module loads and the backing is gl)")
+      ->check(CLI::IsMember({"cpu", "gpu", "auto"}))
+      ->capture_default_str();
+  cmd->add_option("--gpu-device", a->options.gpu.device,
+                  "GPU for --decoder gpu/auto: index, cuda:N, PCI bus id or a name substring");
   const std::map<std::string, paint::Pace> paces{{"recorded", paint::Pace::Recorded},
                                                  {"max", paint::Pace::Max}};
   cmd->add_option("--pace", a->options.pace,
@@ -46,6 +55,7 @@ void add_play_command(CLI::App& app, int& exit_code) {
                 "Print progress on stderr even when it is not a terminal");
   cmd->callback([a, &exit_code] {
     paint::PlayOptions options = a->options;
+    options.decoder = *paint::parse_decoder_choice(a->decoder);  // checked by IsMember above
     const bool tty = ::isatty(STDERR_FILENO) == 1;
     bool printed = false;
     if (tty || a->progress) {

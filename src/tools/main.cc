@@ -5,6 +5,9 @@
 #include <CLI/CLI.hpp>
 
 #include "commands.h"
+#if PIXPATH_HAVE_GL
+#include "pixpath/gl/gl_backing.h"
+#endif
 
 int main(int argc, char** argv) {
   CLI::App app{
@@ -14,6 +17,9 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", "pixpath " PIXPATH_VERSION);
   app.require_subcommand(1);
   int exit_code = 0;
+#if PIXPATH_HAVE_GL
+  pixpath::gl::register_gl_backings();  // "gl" (headless EGL) and "gl-window" (X11)
+#endif
   pixpath::tools::add_info_command(app, exit_code);
   pixpath::tools::add_decode_command(app, exit_code);
   pixpath::tools::add_encode_command(app, exit_code);

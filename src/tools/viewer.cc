@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -296,12 +297,21 @@ int run_viewer(const ViewerOptions& o, std::ostream& out, std::ostream& err) {
   }
   encodings.push_back("scroll");  // painted by the engine itself
 
-  if (!o.headless) {
+  // Windowed through the GL backing where a display exists, else headless on the CPU backing
+  // (silently without a display: that is the documented default, not a surprise).
+  std::string backing_name = "cpu";
+  const char* display = std::getenv("DISPLAY");
+  if (!o.headless && display && *display) {
     const auto names = paint::backing_names();
-    if (std::find(names.begin(), names.end(), "gl") == names.end())
+    if (std::find(names.begin(), names.end(), "gl-window") == names.end())
       err << who << "no GL backing in this build; running headless (CPU backing)\n";
     else
-      err << who << "windowed mode is not wired to the GL backing yet; running headless\n";
+      backing_name = "gl-window";
+  }
+  auto decoder_choice = paint::parse_decoder_choice(o.decoder);
+  if (!decoder_choice.ok()) {
+    err << who << decoder_choice.error().message() << "\n";
+    return 2;
   }
   if (!o.snapshot_dir.empty()) {
     std::error_code ec;
@@ -320,7 +330,12 @@ int run_viewer(const ViewerOptions& o, std::ostream& out, std::ostream& err) {
     }
     recording.emplace(std::move(*w));
   }
-  auto backing_or = paint::make_backing("cpu");
+  auto backing_or = paint::make_backing(backing_name);
+  if (!backing_or.ok() && backing_name != "cpu") {
+    err << who << "cannot open windows (" << backing_or.error().message()
+        << "); running headless (CPU backing)\n";
+    backing_or = paint::make_backing("cpu");
+  }
   if (!backing_or.ok()) {
     err << who << backing_or.error().message() << "\n";
     return 1;
@@ -365,6 +380,7 @@ int run_viewer(const ViewerOptions& o, std::ostream& out, std::ostream& err) {
 
   paint::PaintEngineConfig config;
   config.decode_threads = o.decode_threads;
+  config.decoder = *decoder_choice;
   config.on_ack = [&](const DamageAck& ack, const paint::PaintReport& report) {
     if (xpra::Session* s = session_ptr.load();
         s && s->state() == xpra::Session::State::Ready && !s->send_ack(ack).ok())

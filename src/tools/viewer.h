@@ -33,7 +33,9 @@ struct ViewerOptions {
   std::string record_file;         // empty: no recording
   bool steal = false;              // connect even when the session has a client (xpra "steal";
                                    // with the server's --sharing=yes both clients stay)
-  bool headless = true;            // false asks for a window (needs the GL backing)
+  bool headless = true;            // false: X11 windows through the GL backing where DISPLAY is
+                                   // set and GL works, else headless (with a message)
+  std::string decoder = "auto";    // jpeg/jpega: cpu, gpu, auto (paint_engine.h)
   bool json = false;               // summary as JSON on stdout
   bool progress = false;           // status lines on stderr even when it is not a terminal
   double connect_timeout_s = 20;
