@@ -33,6 +33,13 @@
 // shut down. Draws still queued at shutdown are acked 0 by shutdown(); draws submitted after
 // shutdown are acked 0 at once, on the submitting thread.
 //
+// Flood protection: at most config.max_queued_draws draws (and config.max_queued_bytes of
+// their data) wait between submit() and their acknowledgement. A draw over either limit is
+// refused at once: acknowledged -1 ("paint engine queue full: ...") on the submitting thread,
+// never decoded, its data dropped; config.log gets one line for the first refusal and then at
+// most one a second with the count. The server then refreshes the region later, as after any
+// decode error. Stats report the current and highest queue length.
+//
 // Release: storages the backing's release_domain() must release are drained on the UI thread
 // at every run_ui_once() and at shutdown().
 #pragma once
@@ -80,6 +87,11 @@ struct PaintEngineConfig {
   std::function<void(int64_t wid)> before_window_destroy;
   DecoderLookup decoders;  // null: builtin_decoders()
   codecs::DecodeLimits limits;
+  // Flood protection (see the header comment); 0 = no limit.
+  int max_queued_draws = 1024;
+  uint64_t max_queued_bytes = uint64_t{512} << 20;
+  // One log line (no trailing newline), from any thread; null: stderr.
+  std::function<void(std::string_view)> log;
 };
 
 struct PaintEngineStats {
@@ -87,6 +99,11 @@ struct PaintEngineStats {
   int64_t direct_decodes = 0, private_decodes = 0;
   int64_t window_event_errors = 0;
   std::string last_window_event_error;
+  int64_t refused_queue_full = 0;        // draws acked -1 because the queue was full
+  int64_t queued_draws = 0;              // submitted, not yet acknowledged (now)
+  uint64_t queued_bytes = 0;             // their data bytes (now)
+  int64_t max_queued_draws_seen = 0;     // the highest queued_draws so far
+  uint64_t max_queued_bytes_seen = 0;
 };
 
 class PaintEngine {
