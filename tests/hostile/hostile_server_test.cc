@@ -575,7 +575,7 @@ TEST(HostileServer, ServerThatStopsReadingEndsTheSessionWithinTheSendTimeout) {
     pings.insert(pings.end(), f.begin(), f.end());
   }
   while (!c.pipeline->closed() && std::chrono::steady_clock::now() - start < 30s) {
-    c.peer.send(pings);
+    c.peer.send(pings, 200ms);  // the client stops reading too while its send is stuck
     c.pipeline->run_for(20ms);
   }
   auto end = c.pipeline->end();

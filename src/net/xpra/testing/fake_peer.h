@@ -9,10 +9,12 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <condition_variable>
 #include <mutex>
@@ -56,12 +58,18 @@ class FakePeer {
 
   std::string url() const { return "tcp://127.0.0.1:" + std::to_string(port_) + "/"; }
 
-  // Sends all of `bytes`; false when the client went away first.
-  bool send(const std::vector<uint8_t>& bytes) {
+  // Sends all of `bytes`; false when the client went away first or did not read for
+  // `timeout` (a test must never hang on a client that stopped reading).
+  bool send(const std::vector<uint8_t>& bytes,
+            std::chrono::milliseconds timeout = std::chrono::seconds(10)) {
     wait_connected();
     size_t done = 0;
     while (done < bytes.size()) {
-      ssize_t n = ::send(client_fd_, bytes.data() + done, bytes.size() - done, MSG_NOSIGNAL);
+      pollfd p{client_fd_, POLLOUT, 0};
+      if (::poll(&p, 1, int(timeout.count())) != 1) return false;
+      ssize_t n = ::send(client_fd_, bytes.data() + done, bytes.size() - done,
+                         MSG_NOSIGNAL | MSG_DONTWAIT);
+      if (n < 0 && (errno == EAGAIN || errno == EINTR)) continue;
       if (n <= 0) return false;
       done += size_t(n);
     }
