@@ -32,6 +32,7 @@ nlohmann::json limits_json(const ClientLimits& l) {
       {"max_decompressed_size", l.frame.max_decompressed_size},
       {"max_draw_decompressed_size", l.decode.max_decompressed_bytes},
       {"max_bencode_depth", l.frame.max_depth},
+      {"max_bencode_items", l.frame.max_items},
       {"max_raw_chunks", l.frame.max_raw_chunks},
       {"max_windows", l.max_windows},
       {"max_window_pixels", l.max_window_pixels},

@@ -8,6 +8,8 @@
 #include <lz4.h>
 #include <zlib.h>
 
+#include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <map>
 #include <mutex>
@@ -602,6 +604,50 @@ TEST(HostileServer, ServerThatStopsSendingMidPacket) {
   auto d = c.peer.wait_packet("disconnect");
   ASSERT_TRUE(d);
   EXPECT_NE(d->as_list()[1].as_view().find("timeout"), std::string::npos);
+}
+
+// 4 Mi tiny values in a 12 MB packet (inside every size limit) would decode into ~40 bytes
+// each plus vector growth: ~300 MB. The bencode item limit refuses the packet instead.
+TEST(HostileServer, ManyTinyValuesAreCapped) {
+  ClientLimits l;
+  if (const char* items = std::getenv("PIXPATH_HOSTILE_MAX_ITEMS")) {  // for measuring
+    l.frame.max_items = std::strtoull(items, nullptr, 10);
+  }
+  Client c(l);
+  std::vector<uint8_t> body = {'l', '4', ':', 'p', 'i', 'n', 'g'};
+  for (int i = 0; i < (4 << 20); ++i) body.insert(body.end(), {'i', '0', 'e'});
+  body.push_back('e');
+  std::vector<uint8_t> wire;
+  xpra::append_chunk(wire, xpra::kProtoBencode, 0, 0, body);
+  std::vector<uint8_t>().swap(body);
+  const double rss0 = rss_mib();
+  c.peer.send(wire);
+  auto end = c.wait_end();
+  std::printf("rss growth %.1f MiB\n", rss_mib() - rss0);
+  ASSERT_TRUE(end && end->error) << c.log_text();
+  EXPECT_EQ(end->error->code(), ErrorCode::LimitExceeded) << end->message();
+  EXPECT_NE(end->message().find("values in one packet"), std::string::npos) << end->message();
+  EXPECT_LT(rss_mib() - rss0, 100.0);
+}
+
+TEST(HostileServer, FloodOfInventedPacketTypes) {
+  Client c;
+  std::vector<uint8_t> wire;
+  for (int i = 0; i < 20000; ++i) {
+    auto f = xpra::frame_packet(Value::list({"invented-" + std::to_string(i), i}));
+    wire.insert(wire.end(), f.begin(), f.end());
+  }
+  ASSERT_TRUE(c.peer.send(wire));
+  c.peer.send_packet(Value::list({"ping", 1, 2}));
+  ASSERT_TRUE(c.peer.wait_packet("ping_echo", 0, 20s));
+  size_t lines = 0;
+  {
+    std::lock_guard lock(c.mu);
+    for (const auto& l : c.log) lines += l.find("invented-") != std::string::npos;
+  }
+  EXPECT_EQ(lines, 64u);
+  EXPECT_TRUE(c.logged("further unknown packet types are ignored")) << c.log_text();
+  EXPECT_FALSE(c.pipeline->closed());
 }
 
 TEST(HostileServer, HugeChunkHeaderAndGarbage) {

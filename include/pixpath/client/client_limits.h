@@ -6,7 +6,7 @@
 //   frame.max_chunk_size          ChunkParser (before allocating)    disconnect with the reason
 //   frame.max_packet_size         ChunkParser                        disconnect with the reason
 //   frame.max_decompressed_size   ChunkParser (zlib/lz4 packets)     disconnect with the reason
-//   frame.max_depth               bencode decoder                    disconnect with the reason
+//   frame.max_depth, max_items    bencode decoder                    disconnect with the reason
 //   decode.max_width/height/pixels  decoders (before allocating)     draw acked -1, logged
 //   decode.max_decompressed_bytes   rgb zlib/lz4, PNG inflate         draw acked -1, logged
 //   picture (process-wide)        Picture::allocate / wrap           the allocation fails
@@ -40,8 +40,10 @@ namespace pixpath::client {
 
 struct ClientLimits {
   // Packet sizes as sent and after packet compression (64 MiB chunks, 128 MiB packets and
-  // decompressed packets, bencode nesting 32, 4 raw chunks a packet).
-  xpra::FrameLimits frame{size_t{64} << 20, size_t{128} << 20, size_t{128} << 20, 32, 4};
+  // decompressed packets, bencode nesting 32, 4 raw chunks a packet, 256 Ki values a packet:
+  // a 3.1 hello has a few thousand).
+  xpra::FrameLimits frame{size_t{64} << 20, size_t{128} << 20, size_t{128} << 20, 32, 4,
+                          size_t{1} << 18};
   // Per draw: pictures up to 8192 x 8192, 128 MiB of decompressed rgb / PNG data.
   codecs::DecodeLimits decode{8192, 8192, uint64_t{8192} * 8192, uint64_t{128} << 20};
   // Every picture allocation in the process: 8192 x 8192, 256 MiB (one 8K BGRX picture).

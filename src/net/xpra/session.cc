@@ -372,10 +372,18 @@ Result<void> Session::handle(Packet& p) {
     // Nothing to do: we send no pings; startup-complete only marks the end of the initial
     // window list.
   } else {
-    if (std::find(unknown_types_logged_.begin(), unknown_types_logged_.end(), t) ==
-        unknown_types_logged_.end()) {
+    // Logged once per type, for at most 64 types: a server inventing a new type for every
+    // packet must not grow this list (or the log) without bound.
+    constexpr size_t kMaxLoggedTypes = 64;
+    if (unknown_types_logged_.size() < kMaxLoggedTypes &&
+        std::find(unknown_types_logged_.begin(), unknown_types_logged_.end(), t) ==
+            unknown_types_logged_.end()) {
       unknown_types_logged_.push_back(t);
-      log(fmt::format("ignoring '{}' packets (not used by a view-only client)", t));
+      log(fmt::format("ignoring {} packets (not used by a view-only client){}",
+                      Value(t).debug_string(60),
+                      unknown_types_logged_.size() == kMaxLoggedTypes
+                          ? "; further unknown packet types are ignored without a log line"
+                          : ""));
     }
   }
   return {};
