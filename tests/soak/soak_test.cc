@@ -5,7 +5,8 @@
 //   - every draw acknowledged exactly once (engine acks == draws submitted, none unmatched,
 //     none outstanding after stop) and no decode errors;
 //   - resident memory (/proc/self/statm) grows less than 20 MiB from the end of warm-up
-//     (60 s, or a quarter of a shorter run) to the end;
+//     (60 s, or a quarter of a shorter run) to the end (80 MiB under TSan, whose shadow
+//     memory grows with the addresses touched);
 //   - counters() live bytes grow less than 64 MiB over the same span, and live storages come
 //     back to where they started once the pipeline and the backing are gone;
 //   - the engine queue does not grow: empty once drained, never at its limit.
@@ -31,6 +32,10 @@
 #include "pixpath/paint/cpu_backing.h"
 
 extern char** environ;
+
+#ifndef PIXPATH_SOAK_RSS_BOUND_MIB
+#define PIXPATH_SOAK_RSS_BOUND_MIB 20
+#endif
 
 namespace pixpath::client {
 namespace {
@@ -236,7 +241,8 @@ TEST(Soak, BusyRealServer) {
     EXPECT_EQ(st.engine.refused_queue_full, 0);
     EXPECT_LT(st.engine.max_queued_draws_seen, int64_t(ClientLimits{}.max_queued_draws));
     // Flat memory after warm-up.
-    EXPECT_LT(end.rss - warm->rss, 20.0) << "resident memory grew after warm-up";
+    EXPECT_LT(end.rss - warm->rss, double(PIXPATH_SOAK_RSS_BOUND_MIB))
+        << "resident memory grew after warm-up";
     EXPECT_LT(end.live_bytes - warm->live_bytes, int64_t{64} << 20);
     EXPECT_FALSE(server->log_contains("client ping timeout"));
   }
