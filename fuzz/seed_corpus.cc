@@ -6,8 +6,13 @@
 #include <fstream>
 #include <string>
 
+#include <zlib.h>
+
 #include "pixpath/codecs/registry.h"
 #include "pixpath/core/pixel_ops.h"
+#include "pixpath/net/xpra/bencode.h"
+#include "pixpath/net/xpra/framing.h"
+#include "pixpath/paint/recording.h"
 
 using namespace pixpath;
 using namespace pixpath::codecs;
@@ -32,11 +37,157 @@ void put(const std::filesystem::path& dir, const std::string& name, const std::v
   out.write(reinterpret_cast<const char*>(data.data()), std::streamsize(data.size()));
 }
 
+using xpra::Value;
+
+// A recorded draw as the xpra 3.1 "draw" packet it came from.
+Value draw_packet(const DrawPacket& d) {
+  Value o{Value::Dict{}};
+  const DrawOptions& op = d.options;
+  if (!op.rgb_format.empty()) o.set("rgb_format", op.rgb_format);
+  if (op.zlib) o.set("zlib", op.zlib);
+  if (op.lz4) o.set("lz4", op.lz4);
+  if (op.store) o.set("store", *op.store);
+  if (op.delta) o.set("delta", *op.delta);
+  if (op.store || op.delta) o.set("bucket", op.bucket);
+  if (op.flush) o.set("flush", *op.flush);
+  if (op.alpha_offset) o.set("alpha-offset", *op.alpha_offset);
+  if (op.scaled_width) o.set("scaled_size", Value::list({*op.scaled_width, *op.scaled_height}));
+  if (op.quality >= 0) o.set("quality", op.quality);
+  if (!op.paint) o.set("paint", 0);
+  Value data = d.data;
+  if (d.coding == "scroll") {
+    Value::List rects;
+    for (const auto& r : op.scroll) rects.push_back(Value::list({r.x, r.y, r.w, r.h, r.dx, r.dy}));
+    data = Value(std::move(rects));
+  }
+  return Value::list({"draw", d.wid, d.x, d.y, d.w, d.h, d.coding, data, d.sequence, d.rowstride, o});
+}
+
+std::vector<uint8_t> zlib_of(const std::vector<uint8_t>& in) {
+  uLongf n = compressBound(uLong(in.size()));
+  std::vector<uint8_t> out(n);
+  if (compress2(out.data(), &n, in.data(), uLong(in.size()), 1) != Z_OK) return {};
+  out.resize(n);
+  return out;
+}
+
+// Seeds for the network targets from a real recording: its small draws as bencoded packets
+// (bencode, draw), as framed streams in every packing a server uses (chunk: plain, zlib and
+// lz4-less raw chunk), and its first records as a small recording (recording).
+int recording_seeds(const std::filesystem::path& root, const std::string& file) {
+  auto reader = paint::RecordingReader::open(file);
+  if (!reader.ok()) {
+    std::fprintf(stderr, "fuzz_seed_corpus: %s\n", reader.error().message().c_str());
+    return 0;
+  }
+  auto events = reader->read_all();
+  if (!events.ok()) {
+    std::fprintf(stderr, "fuzz_seed_corpus: %s\n", events.error().message().c_str());
+    return 0;
+  }
+  int n = 0, draws = 0;
+  std::vector<uint8_t> rec = paint::encode_recording_header();
+  std::vector<uint8_t> stream;
+  for (const auto& e : *events) {
+    if (rec.size() < 48 * 1024) {
+      if (auto r = paint::encode_record(e); r.ok() && rec.size() + r->size() < 64 * 1024) {
+        rec.insert(rec.end(), r->begin(), r->end());
+      }
+    }
+    if (e.type == paint::RecordType::WindowNew) {
+      auto f = xpra::frame_packet(Value::list({"new-window", e.wid, e.x, e.y, e.w, e.h,
+                                               Value(Value::Dict{}), Value(Value::Dict{})}));
+      stream.insert(stream.end(), f.begin(), f.end());
+      continue;
+    }
+    if (e.type != paint::RecordType::Draw || e.draw.data.size() > 12 * 1024 || draws >= 40) continue;
+    const Value pkt = draw_packet(e.draw);
+    const auto body = xpra::bencode_encode(pkt);
+    const std::string name = std::to_string(draws) + "_" + e.draw.coding.substr(0, e.draw.coding.find('/'));
+    put(root / "bencode", name, {}, body);
+    put(root / "draw", name, {}, body);
+    n += 2;
+    if (draws < 12) {
+      std::vector<uint8_t> plain, zlib, raw;
+      xpra::append_chunk(plain, 0, 0, 0, body);
+      xpra::append_chunk(zlib, 0, 1, 0, zlib_of(body));
+      if (e.draw.coding != "scroll") {  // data in raw chunk 7, a placeholder in the packet
+        Value main = pkt;
+        main.as_list()[7] = Value("");
+        xpra::append_chunk(raw, 0, 0, 7, e.draw.data.span());
+        xpra::append_chunk(raw, 0, 0, 0, xpra::bencode_encode(main));
+        put(root / "chunk", name + "_raw", {uint8_t(draws)}, raw);
+        ++n;
+      }
+      put(root / "chunk", name + "_plain", {uint8_t(draws)}, plain);
+      put(root / "chunk", name + "_zlib", {uint8_t(draws)}, zlib);
+      n += 2;
+      auto f = xpra::frame_packet(pkt);
+      if (stream.size() < 32 * 1024) stream.insert(stream.end(), f.begin(), f.end());
+    }
+    ++draws;
+  }
+  put(root / "chunk", "session_stream", {0}, stream);
+  put(root / "recording", "sample_head", {}, rec);
+  n += 2;
+  // Hello, ping, window packets.
+  Value caps{Value::Dict{}};
+  caps.set("version", "3.1.3");
+  caps.set("encodings", Value::string_list({"rgb24", "png", "jpeg"}));
+  std::vector<uint8_t> misc;
+  for (const Value& p : {Value::list({"hello", caps}), Value::list({"ping", 123, 456}),
+                         Value::list({"window-move-resize", 1, 0, 0, 10, 10}),
+                         Value::list({"lost-window", 1}), Value::list({"disconnect", "bye"})}) {
+    auto f = xpra::frame_packet(p);
+    misc.insert(misc.end(), f.begin(), f.end());
+  }
+  put(root / "chunk", "control_packets", {7}, misc);
+  ++n;
+  return n;
+}
+
+// Delta sequences (8-byte records, see fuzz_delta.cc): store then delta, wrong sequence,
+// wrong size, wrong format, out-of-range bucket.
+int delta_seeds(const std::filesystem::path& root) {
+  const std::vector<std::vector<uint8_t>> seqs = {
+      {3, 3, 1, 1, 1, 0, 0, 9, /**/ 3, 3, 1, 3, 2, 1, 0, 5, /**/ 3, 3, 1, 2, 0, 2, 0, 1},
+      {7, 7, 2, 5, 3, 0, 17, 1, /**/ 7, 7, 2, 7, 3, 3, 17, 2, /**/ 6, 7, 2, 2, 0, 3, 0, 3},
+      {1, 1, 0, 9, 0, 0, 0, 0, /**/ 1, 1, 0, 2, 0, 0, 0, 0, /**/ 1, 1, 0, 10, 0, 0, 0, 0},
+      {2, 2, 7, 1, 1, 0, 0, 0, /**/ 2, 2, 0, 2, 0, 1, 0, 0, /**/ 2, 2, 1, 19, 2, 1, 0, 4},
+  };
+  int n = 0;
+  for (const auto& s : seqs) put(root / "delta", "seq" + std::to_string(n++), {}, s);
+  return n;
+}
+
+// Scroll rectangles (see fuzz_scroll.cc): one rectangle up, down, sideways; several.
+int scroll_seeds(const std::filesystem::path& root) {
+  auto rect = [](int x, int y, int w, int h, int dx, int dy) {
+    std::vector<uint8_t> r;
+    for (int v : {x, y, w, h, dx, dy}) {
+      r.push_back(uint8_t(v & 0xFF));
+      r.push_back(uint8_t((v >> 8) & 0xFF));
+    }
+    return r;
+  };
+  std::vector<std::vector<uint8_t>> seeds;
+  seeds.push_back(rect(0, 8, 40, 24, 0, -8));
+  seeds.push_back(rect(0, 0, 40, 24, 0, 8));
+  seeds.push_back(rect(2, 2, 10, 10, 5, -1));
+  auto two = rect(0, 10, 30, 10, 0, -10);
+  auto more = rect(0, 25, 30, 5, 0, 3);
+  two.insert(two.end(), more.begin(), more.end());
+  seeds.push_back(two);
+  int n = 0;
+  for (auto& s : seeds) put(root / "scroll", "rects" + std::to_string(n++), {39, 31}, s);
+  return n;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 2) {
-    std::fprintf(stderr, "usage: %s OUTDIR\n", argv[0]);
+  if (argc != 2 && argc != 3) {
+    std::fprintf(stderr, "usage: %s OUTDIR [RECORDING]\n", argv[0]);
     return 2;
   }
   const std::filesystem::path root = argv[1];
@@ -95,6 +246,9 @@ int main(int argc, char** argv) {
       }
     }
   }
+  if (argc == 3) n += recording_seeds(root, argv[2]);
+  n += delta_seeds(root);
+  n += scroll_seeds(root);
   std::printf("wrote %d seeds under %s\n", n, root.c_str());
   return 0;
 }

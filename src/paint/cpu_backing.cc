@@ -28,12 +28,14 @@ Result<Picture> black_framebuffer(int w, int h) {
   return fb;
 }
 
-// Intersection of r with [0, w) x [0, h).
-Rect clip(Rect r, int w, int h) {
-  int x0 = std::max(r.x, 0), y0 = std::max(r.y, 0);
-  int x1 = std::min(r.x + r.w, w), y1 = std::min(r.y + r.h, h);
+// Intersection of [x, x + rw) x [y, y + rh) with [0, w) x [0, h). In 64 bits: any int
+// coordinates and offsets may come in (x + rw, src.x + dx overflowed int before; found by
+// fuzz_scroll, tests/data/regressions/scroll/).
+Rect clip(int64_t x, int64_t y, int64_t rw, int64_t rh, int w, int h) {
+  const int64_t x0 = std::max<int64_t>(x, 0), y0 = std::max<int64_t>(y, 0);
+  const int64_t x1 = std::min<int64_t>(x + rw, w), y1 = std::min<int64_t>(y + rh, h);
   if (x1 <= x0 || y1 <= y0) return {0, 0, 0, 0};
-  return {x0, y0, x1 - x0, y1 - y0};
+  return {int(x0), int(y0), int(x1 - x0), int(y1 - y0)};
 }
 
 }  // namespace
@@ -135,7 +137,7 @@ Result<void> CpuBacking::paint(int64_t wid, int x, int y, const Picture& picture
   }
   if (w <= 0 || h <= 0)
     return backing_error(ErrorCode::InvalidArgument, "paint", "empty destination size");
-  const Rect dst_rect = clip({x, y, w, h}, win->framebuffer.width(), win->framebuffer.height());
+  const Rect dst_rect = clip(x, y, w, h, win->framebuffer.width(), win->framebuffer.height());
   if (dst_rect.w == 0) return ok();  // wholly outside: nothing to do
   PIXPATH_TRY(ConstPictureView src, picture.read());
   PIXPATH_TRY(PictureView all, writable(*win));
@@ -178,8 +180,8 @@ Result<void> CpuBacking::scroll(int64_t wid, std::span<const ScrollRect> rects) 
   // overwrites a row before it is read (memmove handles the overlap inside a row).
   if (rects.size() == 1 && rects[0].w > 0 && rects[0].h > 0) {
     const ScrollRect& r = rects[0];
-    Rect src = clip({r.x, r.y, r.w, r.h}, fw, fh);
-    Rect dst = clip({src.x + r.dx, src.y + r.dy, src.w, src.h}, fw, fh);
+    Rect src = clip(r.x, r.y, r.w, r.h, fw, fh);
+    Rect dst = clip(int64_t{src.x} + r.dx, int64_t{src.y} + r.dy, src.w, src.h, fw, fh);
     if (src.w == 0 || dst.w == 0) return ok();
     src = {dst.x - r.dx, dst.y - r.dy, dst.w, dst.h};
     PIXPATH_TRY(PictureView all, writable(*win));
@@ -208,9 +210,9 @@ Result<void> CpuBacking::scroll(int64_t wid, std::span<const ScrollRect> rects) 
     PIXPATH_TRY(ConstPictureView all, win->framebuffer.read());
     for (const ScrollRect& r : rects) {
       if (r.w <= 0 || r.h <= 0) continue;
-      Rect src = clip({r.x, r.y, r.w, r.h}, fw, fh);
+      Rect src = clip(r.x, r.y, r.w, r.h, fw, fh);
       // the part whose destination is visible
-      Rect dst = clip({src.x + r.dx, src.y + r.dy, src.w, src.h}, fw, fh);
+      Rect dst = clip(int64_t{src.x} + r.dx, int64_t{src.y} + r.dy, src.w, src.h, fw, fh);
       if (src.w == 0 || dst.w == 0) continue;
       src = {dst.x - r.dx, dst.y - r.dy, dst.w, dst.h};
       PIXPATH_TRY(ConstPictureView sv, crop_view(all, src.x, src.y, src.w, src.h));

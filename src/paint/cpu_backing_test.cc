@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <limits>
 
 #include "paint/test_support.h"
 #include "pixpath/core/counters.h"
@@ -91,6 +92,28 @@ TEST(CpuBacking, ScrollRectanglesAreRelativeToTheContentBefore) {
   // destination partly outside: clipped, no error
   std::vector<ScrollRect> out = {{0, 0, 4, 4, 0, 3}};
   ASSERT_TRUE(b.scroll(1, out).ok());
+}
+
+// fuzz_scroll found x + w and x + dx overflowing int in the clipping (UBSan: signed integer
+// overflow); tests/data/regressions/scroll/x_plus_w_overflows_int is its input.
+TEST(CpuBacking, ScrollAndPaintWithExtremeCoordinatesClipSafely) {
+  CpuBacking b;
+  ASSERT_TRUE(b.create_window(1, 4, 4).ok());
+  ASSERT_TRUE(b.paint(1, 0, 0, bgrx_picture(4, 4, coords)).ok());
+  const int big = std::numeric_limits<int>::max(), small = std::numeric_limits<int>::min();
+  for (const auto& rects : std::vector<std::vector<ScrollRect>>{
+           {{1711276032, 0, 1717960704, 4, 0, 0}},
+           {{0, 0, 4, 4, big, 0}},
+           {{0, 0, 4, 4, small, small}},
+           {{small, small, big, big, 1, 1}},
+           {{big, big, big, big, small, small}, {0, 1, 4, 3, 0, -1}}}) {
+    ASSERT_TRUE(b.scroll(1, rects).ok());
+  }
+  // Only the last set's second rectangle touched the window: one row up.
+  EXPECT_EQ(testing::window_pixel(b, 1, 2, 0), coords(2, 1));
+  EXPECT_TRUE(b.paint(1, big - 1, 0, bgrx_picture(4, 4, coords)).ok());
+  EXPECT_TRUE(b.paint(1, small, small, bgrx_picture(4, 4, coords)).ok());
+  EXPECT_EQ(testing::window_pixel(b, 1, 2, 0), coords(2, 1));  // both wholly outside
 }
 
 TEST(CpuBacking, DirectTargetBlocksOtherUseOfTheWindow) {

@@ -1,6 +1,7 @@
 #include "pixpath/paint/paint_engine.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <condition_variable>
 #include <deque>
 #include <map>
@@ -70,6 +71,8 @@ struct Item {
   const codecs::Decoder* decoder = nullptr;
   bool direct = false;
   State state = State::Ready;
+  bool counted = false;  // in Impl::stats.queued_* (guarded by the engine mutex)
+  uint64_t counted_bytes = 0;
   std::optional<std::string> skip;  // ack 0 with this reason (guarded by the engine mutex)
   Picture picture;
   std::optional<Error> error;
@@ -135,6 +138,10 @@ struct PaintEngine::Impl {
   bool ack_in_place = false;                     // finish() acks at once (deliver_pending)
   std::map<int64_t, uint32_t> registered_textures;  // window -> texture given to the GPU decoder
 
+  // Queue-full log rate limiting (guarded by mu).
+  Clock::time_point last_full_log PIXPATH_GUARDED_BY(mu){};
+  int64_t full_since_log PIXPATH_GUARDED_BY(mu) = 0;
+
   Impl(Backing& b, PaintEngineConfig c) : backing(b), config(std::move(c)), format(b.format()) {}
 
   void notify_ui() PIXPATH_REQUIRES(mu) { ui_work = true; }
@@ -143,17 +150,59 @@ struct PaintEngine::Impl {
     if (config.wakeup) config.wakeup();
   }
 
+  void log(std::string_view line) {
+    if (config.log)
+      config.log(line);
+    else
+      std::fprintf(stderr, "pixpath paint: %.*s\n", int(line.size()), line.data());
+  }
+
+  // Under mu: the reason a draw of `bytes` cannot be queued now, if it cannot.
+  std::optional<std::string> queue_full(uint64_t bytes) PIXPATH_REQUIRES(mu) {
+    const int max_n = config.max_queued_draws;
+    const uint64_t max_b = config.max_queued_bytes;
+    if (max_n > 0 && stats.queued_draws >= max_n)
+      return "paint engine queue full: " + std::to_string(stats.queued_draws) +
+             " draws waiting (limit " + std::to_string(max_n) + "); draw refused";
+    if (max_b > 0 && stats.queued_bytes + bytes > max_b)
+      return "paint engine queue full: " + std::to_string(stats.queued_bytes) + " + " +
+             std::to_string(bytes) + " bytes of draw data waiting (limit " +
+             std::to_string(max_b) + "); draw refused";
+    return std::nullopt;
+  }
+
   void enqueue(ItemPtr item) {
     bool need_worker = false;
     bool stopped = false;
+    std::optional<std::string> refused;
+    std::optional<std::string> log_line;
     {
       MutexLock lock(mu);
       if (shut_down) {
         stopped = true;
+      } else if (item->kind == Kind::Draw &&
+                 (refused = queue_full(item->packet.data.size()))) {
+        stats.submitted++;
+        stats.refused_queue_full++;
+        full_since_log++;
+        const auto now = Clock::now();
+        if (last_full_log == Clock::time_point{} || now - last_full_log >= std::chrono::seconds(1)) {
+          log_line = *refused + " (" + std::to_string(full_since_log) +
+                     " refused since the last report, " +
+                     std::to_string(stats.refused_queue_full) + " in all)";
+          full_since_log = 0;
+          last_full_log = now;
+        }
       } else {
         auto& q = queues[item->wid];
         if (item->kind == Kind::Draw) {
           stats.submitted++;
+          item->counted = true;
+          item->counted_bytes = item->packet.data.size();
+          stats.queued_draws++;
+          stats.queued_bytes += item->counted_bytes;
+          stats.max_queued_draws_seen = std::max(stats.max_queued_draws_seen, stats.queued_draws);
+          stats.max_queued_bytes_seen = std::max(stats.max_queued_bytes_seen, stats.queued_bytes);
           if (item->state == State::Queued) {
             const bool earlier_draw = std::any_of(q.begin(), q.end(), [](const ItemPtr& i) {
               return i->kind == Kind::Draw;
@@ -170,6 +219,12 @@ struct PaintEngine::Impl {
         q.push_back(item);
         notify_ui();
       }
+    }
+    if (refused) {
+      if (log_line) log(*log_line);
+      item->packet.data = SharedBytes();  // drop the bytes now
+      ack(*item, -1, *refused, 0);
+      return;
     }
     if (stopped) {
       if (item->kind == Kind::Draw) {
@@ -311,6 +366,10 @@ struct PaintEngine::Impl {
     {
       MutexLock lock(mu);
       stats.acked++;
+      if (item.counted) {
+        stats.queued_draws--;
+        stats.queued_bytes -= item.counted_bytes;
+      }
     }
     if (config.on_ack) config.on_ack(ack, report);
   }

@@ -261,6 +261,46 @@ TEST(PaintEngine, WakeupIsCalled) {
   EXPECT_EQ(acks.load(), 1);
 }
 
+TEST(PaintEngine, FullQueueRefusesDrawsWithMinusOne) {
+  CpuBacking backing;
+  std::mutex mu;
+  std::vector<DamageAck> acks;
+  std::vector<std::string> log;
+  PaintEngineConfig c;
+  c.max_queued_draws = 3;
+  c.on_ack = [&](const DamageAck& a, const PaintReport&) {
+    std::lock_guard<std::mutex> l(mu);
+    acks.push_back(a);
+  };
+  c.log = [&](std::string_view line) {
+    std::lock_guard<std::mutex> l(mu);
+    log.emplace_back(line);
+  };
+  auto e = PaintEngine::create(backing, std::move(c));
+  ASSERT_TRUE(e.ok());
+  (*e)->window_new(1, 8, 8);
+  // The UI thread does not run: the first 3 wait, the other 7 are refused at once.
+  for (int i = 1; i <= 10; ++i) (*e)->submit(solid_draw(1, i, 0, 0, 8, 8, bgrx(1, 2, 3)));
+  {
+    std::lock_guard<std::mutex> l(mu);
+    ASSERT_EQ(acks.size(), 7u);
+    for (const auto& a : acks) {
+      EXPECT_EQ(a.decode_time_us, -1);
+      EXPECT_NE(a.message.find("queue full"), std::string::npos) << a.message;
+    }
+    ASSERT_EQ(log.size(), 1u);  // rate-limited: one line for the burst
+  }
+  auto s = (*e)->stats();
+  EXPECT_EQ(s.queued_draws, 3);
+  EXPECT_EQ(s.refused_queue_full, 7);
+  EXPECT_EQ(s.max_queued_draws_seen, 3);
+  ASSERT_TRUE((*e)->wait_idle(std::chrono::seconds(10)));
+  EXPECT_EQ((*e)->stats().queued_draws, 0);
+  EXPECT_EQ((*e)->stats().queued_bytes, 0u);
+  std::lock_guard<std::mutex> l(mu);
+  EXPECT_EQ(acks.size(), 10u);
+}
+
 TEST(PaintEngine, RejectsBadConfig) {
   CpuBacking backing;
   PaintEngineConfig c;

@@ -59,6 +59,12 @@
 // Failures: any GPU failure for a picture (decode, copy, or the event reporting an error)
 // decodes that picture on the CPU (on the worker, or on the UI thread for copy failures) and
 // paints it in order; it is counted in stats().gpu_fallbacks and its report says "gpu->cpu".
+// Flood protection: at most config.max_queued_draws draws (and config.max_queued_bytes of
+// their data) wait between submit() and their acknowledgement. A draw over either limit is
+// refused at once: acknowledged -1 ("paint engine queue full: ...") on the submitting thread,
+// never decoded, its data dropped; config.log gets one line for the first refusal and then at
+// most one a second with the count. The server then refreshes the region later, as after any
+// decode error. Stats report the current and highest queue length.
 //
 // Release: storages the backing's release_domain() must release are drained on the UI thread
 // at every run_ui_once() and at shutdown().
@@ -121,6 +127,11 @@ struct PaintEngineConfig {
   cuda::GpuDecoderOptions gpu;  // for the decoder the engine creates
   // Use this decoder instead of creating one (sharing one between engines; tests).
   std::shared_ptr<const cuda::GpuJpegDecoder> gpu_decoder;
+  // Flood protection (see the header comment); 0 = no limit.
+  int max_queued_draws = 1024;
+  uint64_t max_queued_bytes = uint64_t{512} << 20;
+  // One log line (no trailing newline), from any thread; null: stderr.
+  std::function<void(std::string_view)> log;
 };
 
 struct PaintEngineStats {
@@ -136,6 +147,11 @@ struct PaintEngineStats {
   int64_t gpu_fallbacks = 0;   // pictures the GPU failed, decoded on the CPU
   int64_t gpu_copy_calls = 0;  // copy_to_textures calls (several windows' draws per call)
   std::string last_gpu_error;
+  int64_t refused_queue_full = 0;        // draws acked -1 because the queue was full
+  int64_t queued_draws = 0;              // submitted, not yet acknowledged (now)
+  uint64_t queued_bytes = 0;             // their data bytes (now)
+  int64_t max_queued_draws_seen = 0;     // the highest queued_draws so far
+  uint64_t max_queued_bytes_seen = 0;
 };
 
 class PaintEngine {

@@ -82,6 +82,10 @@ class Decoder {
 
   Result<Value> decode(int depth) {
     if (pos_ >= in_.size()) return truncated();
+    if (++items_ > limits_.max_items) {
+      return error(ErrorCode::LimitExceeded,
+                   fmt::format("more than {} values in one packet", limits_.max_items));
+    }
     uint8_t c = in_.data()[pos_];
     switch (c) {
       case 'i': {
@@ -138,6 +142,7 @@ class Decoder {
   const SharedBytes& in_;
   BencodeLimits limits_;
   size_t pos_ = 0;
+  size_t items_ = 0;
 };
 
 void append(std::vector<uint8_t>& out, std::string_view s) { out.insert(out.end(), s.begin(), s.end()); }

@@ -108,6 +108,17 @@ TEST(Bencode, DepthLimitAllowsExactlyTheLimit) {
   EXPECT_FALSE(bencode_decode(bytes("llllleeeee"), BencodeLimits{4}).ok());
 }
 
+// A packet of tiny values decodes into ~20x its size; the item limit stops it (found by
+// review of the hostile-server suite: HostileServer.ManyTinyValuesAreCapped).
+TEST(Bencode, ItemLimit) {
+  EXPECT_TRUE(bencode_decode(bytes("li1ei2ei3ee"), BencodeLimits{32, 4}).ok());
+  auto r = bencode_decode(bytes("li1ei2ei3ei4ee"), BencodeLimits{32, 4});
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().code(), ErrorCode::LimitExceeded);
+  EXPECT_NE(r.error().message().find("more than 4 values"), std::string::npos);
+  EXPECT_FALSE(bencode_decode(bytes("d1:ai1e1:bi2ee"), BencodeLimits{32, 4}).ok());
+}
+
 TEST(Bencode, DeepNestingDoesNotOverflowTheStack) {
   std::string deep(100000, 'l');
   deep += std::string(100000, 'e');

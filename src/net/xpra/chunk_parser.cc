@@ -103,7 +103,7 @@ Result<void> ChunkParser::chunk_complete(std::vector<Packet>& out) {
     raw_.emplace_back(current_.index, std::move(*data));
     return {};
   }
-  auto body = bencode_decode(*data, BencodeLimits{limits_.max_depth});
+  auto body = bencode_decode(*data, BencodeLimits{limits_.max_depth, limits_.max_items});
   if (!body.ok()) return fail(body.error().within("xpra", "parse packet"));
   Packet p;
   p.body = std::move(*body);

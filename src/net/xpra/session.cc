@@ -55,7 +55,8 @@ Result<std::unique_ptr<Session>> Session::start(SessionOptions options,
   if (options.preferred_encoding.empty()) options.preferred_encoding = options.encodings.front();
   if (options.uuid.empty()) options.uuid = random_uuid();
   PIXPATH_TRY(TcpEndpoint ep, parse_tcp_url(options.url));
-  PIXPATH_TRY(auto conn, TcpConnection::connect(ep, options.connect_timeout));
+  PIXPATH_TRY(auto conn,
+              TcpConnection::connect(ep, options.connect_timeout, options.send_timeout));
   std::unique_ptr<Session> s(new Session(std::move(options), listener, std::move(conn)));
   PIXPATH_CHECK(s->send_packet(Value::list({"hello", s->make_hello()})));
   s->reader_ = std::thread([p = s.get()] { p->reader_loop(); });
@@ -144,7 +145,21 @@ Result<void> Session::send_packet(const Value& packet) {
     return Error(ErrorCode::Cancelled, "xpra", "send", "the session is closed");
   }
   auto bytes = frame_packet(packet);
-  return connection_->send_all(bytes);
+  auto sent = connection_->send_all(bytes);
+  if (!sent.ok() && sent.error().code() != ErrorCode::Cancelled) {
+    // The stream is unusable (a partial write, a timeout): end the session with the reason.
+    bool first = false;
+    {
+      std::lock_guard lock(mu_);
+      if (!send_error_) {
+        send_error_ = sent.error();
+        first = true;
+      }
+    }
+    send_failed_ = true;
+    if (first) log("send failed, ending the session: " + sent.error().message());
+  }
+  return sent;
 }
 
 Result<void> Session::send_ack(const DamageAck& ack) {
@@ -225,12 +240,34 @@ void Session::reader_loop() {
   ChunkParser parser(options_.limits);
   std::vector<uint8_t> buffer(256 * 1024);
   std::vector<Packet> packets;
+  auto last_data = std::chrono::steady_clock::now();
   while (true) {
+    if (send_failed_) {
+      std::optional<Error> e;
+      {
+        std::lock_guard lock(mu_);
+        e = send_error_;
+      }
+      finish(SessionEnd{false, {}, e->within("xpra", "send")});
+      return;
+    }
     if (stop_reading_) {
       finish(SessionEnd{true, {}, std::nullopt});
       return;
     }
     auto got = connection_->read_some(buffer, std::chrono::milliseconds(100));
+    const auto now = std::chrono::steady_clock::now();
+    if (got.ok() && got->bytes > 0) last_data = now;
+    if (got.ok() && got->bytes == 0 && !got->eof && !parser.idle() &&
+        options_.stall_timeout.count() > 0 && now - last_data > options_.stall_timeout) {
+      Error e(ErrorCode::Unavailable, "xpra", "read",
+              fmt::format("the server stopped sending in the middle of a packet (nothing for "
+                          "{} ms)",
+                          options_.stall_timeout.count()));
+      (void)send_packet(Value::list({"disconnect", "timeout: " + e.reason()}));
+      finish(SessionEnd{false, {}, e});
+      return;
+    }
     if (!got.ok()) {
       finish(SessionEnd{client_disconnect_.load(), {}, got.error()});
       return;
@@ -299,8 +336,13 @@ Result<void> Session::handle(Packet& p) {
     auto wid = r.int_at(1, "wid");
     if (!wid.ok()) {
       log(wid.error().message() + " (packet ignored)");
-    } else {
+    } else if (auto it = windows_.find(*wid); it != windows_.end()) {
+      window_pixels_ -= int64_t(it->second.w) * it->second.h;
+      windows_.erase(it);
       listener_.on_window_lost(*wid);
+    } else {
+      refused_windows_.erase(*wid);
+      log(fmt::format("lost-window {}: no such window (ignored)", *wid));
     }
   } else if (t == n.window_metadata) {
     FieldReader r(t, p.body);
@@ -330,10 +372,18 @@ Result<void> Session::handle(Packet& p) {
     // Nothing to do: we send no pings; startup-complete only marks the end of the initial
     // window list.
   } else {
-    if (std::find(unknown_types_logged_.begin(), unknown_types_logged_.end(), t) ==
-        unknown_types_logged_.end()) {
+    // Logged once per type, for at most 64 types: a server inventing a new type for every
+    // packet must not grow this list (or the log) without bound.
+    constexpr size_t kMaxLoggedTypes = 64;
+    if (unknown_types_logged_.size() < kMaxLoggedTypes &&
+        std::find(unknown_types_logged_.begin(), unknown_types_logged_.end(), t) ==
+            unknown_types_logged_.end()) {
       unknown_types_logged_.push_back(t);
-      log(fmt::format("ignoring '{}' packets (not used by a view-only client)", t));
+      log(fmt::format("ignoring {} packets (not used by a view-only client){}",
+                      Value(t).debug_string(60),
+                      unknown_types_logged_.size() == kMaxLoggedTypes
+                          ? "; further unknown packet types are ignored without a log line"
+                          : ""));
     }
   }
   return {};
@@ -403,6 +453,16 @@ void Session::handle_new_window(const Packet& p, bool override_redirect) {
     log(ok.error().message() + " (window ignored)");
     return;
   }
+  if (auto refused = refuse_window(w.wid, w.w, w.h)) {
+    windows_refused_.fetch_add(1);
+    log(fmt::format("refusing window {} ({}x{}): {}", w.wid, w.w, w.h, *refused));
+    if (!windows_.count(w.wid) && refused_windows_.size() < 4096) {
+      refused_windows_.insert(w.wid);
+    }
+    return;
+  }
+  windows_[w.wid] = WindowArea{w.w, w.h};
+  window_pixels_ += int64_t(w.w) * w.h;
   // A 3.1 server only honours map-window for normal windows; for override-redirect windows
   // (menus, tooltips) it logs a warning and ignores it, and xpra's own client sends none.
   if (!override_redirect) {
@@ -429,6 +489,23 @@ void Session::handle_geometry(const Packet& p, bool override_redirect) {
     log(ok.error().message() + " (packet ignored)");
     return;
   }
+  auto it = windows_.find(g.wid);
+  if (it == windows_.end()) {
+    log(fmt::format("{} for window {}, which does not exist (ignored)", p.type, g.wid));
+    return;
+  }
+  const int64_t old_area = int64_t(it->second.w) * it->second.h;
+  const int64_t new_area = int64_t(g.w) * g.h;
+  if (options_.max_window_pixels > 0 &&
+      window_pixels_ - old_area + new_area > options_.max_window_pixels) {
+    log(fmt::format("ignoring {} of window {} to {}x{}: windows would cover {} pixels, the "
+                    "limit is {}",
+                    p.type, g.wid, g.w, g.h, window_pixels_ - old_area + new_area,
+                    options_.max_window_pixels));
+    return;
+  }
+  window_pixels_ += new_area - old_area;
+  it->second = WindowArea{g.w, g.h};
   listener_.on_move_resize(g);
 }
 
@@ -448,9 +525,29 @@ void Session::handle_ping(const Packet& p) {
   if (sent.ok()) pings_answered_.fetch_add(1);
 }
 
+std::optional<std::string> Session::refuse_window(int64_t wid, int w, int h) const {
+  if (windows_.count(wid)) return fmt::format("window {} exists already", wid);
+  if (options_.max_windows > 0 && int64_t(windows_.size()) >= options_.max_windows) {
+    return fmt::format("the limit of {} windows is reached", options_.max_windows);
+  }
+  const int64_t area = int64_t(w) * h;
+  if (options_.max_window_pixels > 0 && window_pixels_ + area > options_.max_window_pixels) {
+    return fmt::format("windows would cover {} pixels, the limit is {}", window_pixels_ + area,
+                       options_.max_window_pixels);
+  }
+  return std::nullopt;
+}
+
 void Session::handle_draw(Packet& p) {
   draws_received_.fetch_add(1);
   auto draw = parse_draw(p);
+  if (draw.ok() && refused_windows_.count(draw->wid)) {
+    // Not ours to paint: skipped (0), so the server does not schedule refreshes for it.
+    auto sent = send_ack(DamageAck{draw->sequence, draw->wid, draw->w, draw->h, 0,
+                                   "window refused (client limits)"});
+    if (!sent.ok()) log(sent.error().message());
+    return;
+  }
   if (draw.ok()) {
     listener_.on_draw(std::move(*draw));
     return;

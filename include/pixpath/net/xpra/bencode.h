@@ -15,6 +15,10 @@ namespace pixpath::xpra {
 
 struct BencodeLimits {
   int max_depth = 32;  // lists and dicts nested deeper than this are an error
+  // Values in one input, all levels (a list item, a dict key and its value each count). Each
+  // costs ~40 bytes decoded for as little as 2 bytes on the wire ("le"), so without this a
+  // packet within the size limit could decode into 20x its size.
+  size_t max_items = size_t{1} << 18;
 };
 
 // Decodes exactly one value that must span all of `input`. Byte strings in the result are

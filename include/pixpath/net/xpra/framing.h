@@ -37,6 +37,7 @@ struct FrameLimits {
   size_t max_decompressed_size = 128u << 20; // one chunk after zlib / lz4
   int max_depth = 32;                        // bencode nesting
   int max_raw_chunks = 4;                    // raw chunks before one main packet (xpra: < 4)
+  size_t max_items = size_t{1} << 18;        // bencode values in one packet (BencodeLimits)
 };
 
 struct ChunkHeader {

@@ -21,9 +21,11 @@
 #include <chrono>
 #include <condition_variable>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -111,6 +113,19 @@ struct SessionOptions {
   PasswordSource password;             // used only when the server sends a challenge
   Value extra_caps;                    // a dict merged into hello last (may override)
   FrameLimits limits;
+  // Windows: at most max_windows at once (normal and override-redirect) and at most
+  // max_window_pixels of window area in all (w x h summed; a BGRX framebuffer costs 4 bytes a
+  // pixel). A window over either limit is refused with a log line: not mapped, not reported,
+  // and its draws are acknowledged 0 ("window refused") by the session itself; a resize over
+  // the area limit is ignored with a log line. 0 = no limit.
+  int max_windows = 64;
+  int64_t max_window_pixels = int64_t{128} << 20;
+  // A send (ack, ping_echo, ...) that cannot write for this long fails, and the session ends
+  // with that reason (the server stopped reading).
+  std::chrono::milliseconds send_timeout{10000};
+  // A packet started but not finished for this long ends the session ("the server stopped
+  // sending in the middle of a packet"). 0 = wait for ever.
+  std::chrono::milliseconds stall_timeout{30000};
   std::chrono::milliseconds connect_timeout{5000};
   std::chrono::milliseconds disconnect_timeout{2000};  // wait for the server to close
   PacketHook packet_hook;
@@ -158,6 +173,7 @@ class Session {
   uint64_t acks_sent() const { return acks_sent_.load(); }
   uint64_t pings_answered() const { return pings_answered_.load(); }
   uint64_t compressed_packets() const { return compressed_packets_.load(); }
+  uint64_t windows_refused() const { return windows_refused_.load(); }
 
  private:
   Session(SessionOptions options, SessionListener& listener,
@@ -171,6 +187,8 @@ class Session {
   void handle_draw(Packet& packet);
   void handle_ping(const Packet& packet);
   void handle_geometry(const Packet& packet, bool override_redirect);
+  // Why a new window cannot be accepted under the limits, if it cannot (reader thread).
+  std::optional<std::string> refuse_window(int64_t wid, int w, int h) const;
   void finish(SessionEnd end);
   void log(std::string_view line) const;
   bool on_reader_thread() const { return std::this_thread::get_id() == reader_id_.load(); }
@@ -185,6 +203,15 @@ class Session {
   std::atomic<bool> client_disconnect_{false};
   bool challenge_answered_ = false;  // reader thread only
   std::vector<std::string> unknown_types_logged_;  // reader thread only
+  struct WindowArea {
+    int w = 0, h = 0;
+  };
+  std::map<int64_t, WindowArea> windows_;  // reader thread only: windows reported
+  int64_t window_pixels_ = 0;              // reader thread only: their area
+  std::set<int64_t> refused_windows_;      // reader thread only (bounded)
+  // A send failed for good (e.g. timed out): the reader ends the session with it.
+  std::optional<Error> send_error_;        // guarded by mu_
+  std::atomic<bool> send_failed_{false};
 
   mutable std::mutex mu_;  // guards server_info_, end_, closed_ and signals cv_
   std::condition_variable cv_;
@@ -193,7 +220,7 @@ class Session {
   bool joined_ = false;               // guarded by mu_ (set by disconnect/destructor)
 
   std::atomic<uint64_t> packets_received_{0}, draws_received_{0}, draws_rejected_{0},
-      acks_sent_{0}, pings_answered_{0}, compressed_packets_{0};
+      acks_sent_{0}, pings_answered_{0}, compressed_packets_{0}, windows_refused_{0};
 };
 
 }  // namespace pixpath::xpra

@@ -8,10 +8,13 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <condition_variable>
 #include <mutex>
@@ -27,8 +30,13 @@ namespace pixpath::xpra::testing {
 
 class FakePeer {
  public:
-  FakePeer() {
+  // receive_buffer > 0: SO_RCVBUF of the accepted socket (small, so that a peer that stops
+  // reading blocks the client's sends soon).
+  explicit FakePeer(int receive_buffer = 0) {
     listen_fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (receive_buffer > 0) {
+      ::setsockopt(listen_fd_, SOL_SOCKET, SO_RCVBUF, &receive_buffer, sizeof receive_buffer);
+    }
     sockaddr_in a{};
     a.sin_family = AF_INET;
     a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
@@ -50,15 +58,39 @@ class FakePeer {
 
   std::string url() const { return "tcp://127.0.0.1:" + std::to_string(port_) + "/"; }
 
-  void send(const std::vector<uint8_t>& bytes) {
+  // Sends all of `bytes`; false when the client went away first or did not read for
+  // `timeout` (a test must never hang on a client that stopped reading).
+  bool send(const std::vector<uint8_t>& bytes,
+            std::chrono::milliseconds timeout = std::chrono::seconds(10)) {
     wait_connected();
     size_t done = 0;
     while (done < bytes.size()) {
-      ssize_t n = ::send(client_fd_, bytes.data() + done, bytes.size() - done, MSG_NOSIGNAL);
-      if (n <= 0) return;
+      pollfd p{client_fd_, POLLOUT, 0};
+      if (::poll(&p, 1, int(timeout.count())) != 1) return false;
+      ssize_t n = ::send(client_fd_, bytes.data() + done, bytes.size() - done,
+                         MSG_NOSIGNAL | MSG_DONTWAIT);
+      if (n < 0 && (errno == EAGAIN || errno == EINTR)) continue;
+      if (n <= 0) return false;
       done += size_t(n);
     }
+    return true;
   }
+  // Sends `bytes` one byte per TCP segment (TCP_NODELAY), `gap` apart, so that the client
+  // reads the stream split at (nearly) every byte.
+  bool send_bytewise(const std::vector<uint8_t>& bytes,
+                     std::chrono::microseconds gap = std::chrono::microseconds(0)) {
+    wait_connected();
+    int one = 1;
+    ::setsockopt(client_fd_, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    for (uint8_t b : bytes) {
+      if (::send(client_fd_, &b, 1, MSG_NOSIGNAL) != 1) return false;
+      if (gap.count() > 0) std::this_thread::sleep_for(gap);
+    }
+    return true;
+  }
+  // Stops (true) or resumes (false) reading what the client sends: a server that stops
+  // reading.
+  void pause_reading(bool paused) { paused_ = paused; }
   void send_packet(const Value& packet) { send(frame_packet(packet)); }
   void close_client() {
     if (client_fd_ >= 0) ::shutdown(client_fd_, SHUT_RDWR);
@@ -109,6 +141,10 @@ class FakePeer {
     ChunkParser parser;
     std::vector<uint8_t> buf(65536);
     while (!stop_) {
+      if (paused_) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(5));
+        continue;
+      }
       ssize_t n = ::recv(fd, buf.data(), buf.size(), 0);
       if (n <= 0) break;
       std::vector<Packet> got;
@@ -135,6 +171,7 @@ class FakePeer {
   std::atomic<int> client_fd_{-1};
   int port_ = 0;
   std::atomic<bool> stop_{false};
+  std::atomic<bool> paused_{false};
   std::thread thread_;
   std::mutex mu_;
   std::condition_variable cv_;
