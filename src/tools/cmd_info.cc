@@ -8,6 +8,7 @@
 
 #include "commands.h"
 #include "pixpath/codecs/codec_commands.h"
+#include "pixpath/client/client_limits.h"
 #include "pixpath/core/limits.h"
 #include "pixpath/paint/backing_registry.h"
 
@@ -28,6 +29,8 @@ nlohmann::json build_info() {
   j["decode_limits"] = codecs["limits"];
   j["backings"] = paint::backing_names();
   j["gpu"] = gpu_info();
+  // The defaults attach and record run with (their --max-... options change them).
+  j["client_limits"] = client::limits_json(client::ClientLimits{});
   return j;
 }
 
@@ -39,8 +42,13 @@ std::string join(const nlohmann::json& list) {
 
 void print_human(const nlohmann::json& j) {
   fmt::print("pixpath {}\n", j["version"].get<std::string>());
-  fmt::print("limits: pictures up to {}x{}, {} bytes\n", j["limits"]["max_width"].get<int>(),
+  fmt::print("library picture limits: up to {}x{}, {} bytes\n", j["limits"]["max_width"].get<int>(),
              j["limits"]["max_height"].get<int>(), j["limits"]["max_picture_bytes"].get<uint64_t>());
+  std::string client_limits;
+  for (const auto& [k, v] : j["client_limits"].items()) {
+    client_limits += (client_limits.empty() ? "" : ", ") + k + " " + v.dump();
+  }
+  fmt::print("attach/record limits (--max-... options): {}\n", client_limits);
   fmt::print("codecs:\n");
   for (const auto& c : j["codecs"]) {
     fmt::print("  {:<7} {}{}  {:<14} writes: {}\n", c["coding"].get<std::string>(),

@@ -287,6 +287,7 @@ std::string sanitise_title(const std::string& title) {
 
 int run_viewer(const ViewerOptions& o, std::ostream& out, std::ostream& err) {
   const std::string who = "pixpath " + o.command + ": ";
+  client::apply_picture_limits(o.limits);  // process-wide; before any thread makes pictures
   const auto& registry = codecs::CodecRegistry::builtin();
   std::vector<std::string> encodings = registry.decodable_codings();
   if (std::find(encodings.begin(), encodings.end(), o.encoding) == encodings.end()) {
@@ -380,6 +381,7 @@ int run_viewer(const ViewerOptions& o, std::ostream& out, std::ostream& err) {
 
   paint::PaintEngineConfig config;
   config.decode_threads = o.decode_threads;
+  client::apply_limits(o.limits, config);
   config.decoder = *decoder_choice;
   config.on_ack = [&](const DamageAck& ack, const paint::PaintReport& report) {
     if (xpra::Session* s = session_ptr.load();
@@ -418,6 +420,7 @@ int run_viewer(const ViewerOptions& o, std::ostream& out, std::ostream& err) {
   so.steal = o.steal;
   so.password.file = o.password_file;  // else XPRA_PASSWORD (PasswordSource's default)
   so.connect_timeout = std::chrono::milliseconds(static_cast<int64_t>(o.connect_timeout_s * 1000));
+  client::apply_limits(o.limits, so);
   so.log = [who, tty](std::string_view line) {
     std::fprintf(stderr, "%s%s%.*s\n", tty ? "\r\033[K" : "", who.c_str(), int(line.size()), line.data());
   };

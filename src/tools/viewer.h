@@ -15,6 +15,8 @@
 // send "disconnect", paint and ack what came meanwhile, write the final snapshots.
 #pragma once
 
+#include "pixpath/client/client_limits.h"
+
 #include <iosfwd>
 #include <string>
 
@@ -39,6 +41,7 @@ struct ViewerOptions {
   bool json = false;               // summary as JSON on stdout
   bool progress = false;           // status lines on stderr even when it is not a terminal
   double connect_timeout_s = 20;
+  client::ClientLimits limits;     // what a hostile server may make us hold (--max-... options)
 };
 
 // Runs the session until --exit-after, a signal, or the server ends it. Returns 0 when the
