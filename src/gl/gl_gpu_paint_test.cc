@@ -66,9 +66,11 @@ std::string sample_up_to_last_jpeg() {
   auto events = reader->read_all();
   if (!events.ok()) return "";
   size_t last = 0;
+  bool any = false;
   for (size_t i = 0; i < events->size(); ++i)
     if ((*events)[i].type == paint::RecordType::Draw && (*events)[i].draw.coding.rfind("jpeg", 0) == 0)
-      last = i;
+      last = i, any = true;
+  if (!any) return "no-jpeg";
   const std::string path = temp_path("sample-jpeg.pxrec");
   auto w = paint::RecordingWriter::create(path);
   if (!w.ok()) return "";
@@ -138,6 +140,10 @@ TEST(GpuPaint, SampleRecordingMatchesTheCpuDecoder) {
   REQUIRE_GPU();
   const std::string file = sample_up_to_last_jpeg();
   ASSERT_FALSE(file.empty()) << "PIXPATH_TEST_DATA/sample.pxrec";
+  if (file == "no-jpeg") {
+    GTEST_SKIP() << "the sample recording has no jpeg draw (a stock xpra 3.1 server sent rgb24 "
+                    "only); ScreenContent4kMatchesTheCpuDecoder covers real screen content";
+  }
   auto cpu = play_gl(file, DecoderChoice::Cpu, nullptr);
   ASSERT_TRUE(cpu.ok()) << cpu.error().message();
   auto g = play_gl(file, DecoderChoice::Gpu, gpu().decoder);
