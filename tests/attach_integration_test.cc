@@ -203,7 +203,7 @@ TEST(Attach, WindowedOnAClientDisplayShowsTheSamePixels) {
   std::string why;
   ASSERT_TRUE(client.start(&why)) << why;
   const int client_display = std::stoi(client.display().substr(1));
-  BackgroundProcess p({pixpath_binary(), "attach", live->url(), "--json", "--exit-after", "20"},
+  BackgroundProcess p({pixpath_binary(), "attach", live->url(), "--json", "--exit-after", "45"},
                       tmp.path, {{"DISPLAY", client.display()}});
   // xpra maps a window on its own display only while a client shows it: capture it now. The
   // xterm's title may stand on more than one X window (its shell and its frame): take the one
@@ -223,12 +223,14 @@ TEST(Attach, WindowedOnAClientDisplayShowsTheSamePixels) {
 
   // The window appears and its content arrives shortly after: compare until equal (bounded).
   std::optional<PictureDiff> diff;
-  const auto deadline = std::chrono::steady_clock::now() + 15s;
+  const auto deadline = std::chrono::steady_clock::now() + 30s;
   while (std::chrono::steady_clock::now() < deadline) {
     for (const auto& w : x_windows(client_display, tmp.path)) {
       if (w.title.rfind("pixpath window", 0) != 0 || w.w != want->w || w.h != want->h) continue;
       const std::string got_png = tmp / ("client-" + w.xid + ".png");
       if (!capture_x_window(client_display, w.xid, got_png, tmp.path)) continue;
+      // The server's side again too: the xterm may still have been drawing at the first capture.
+      (void)capture_x_window(live->display(), want->xid, want_png, tmp.path);
       auto a = load_png(want_png);
       auto b = load_png(got_png);
       if (a && b) diff = compare_rgb(*a, *b);

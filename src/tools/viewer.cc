@@ -356,6 +356,9 @@ int run_viewer(const ViewerOptions& o, std::ostream& out, std::ostream& err) {
   std::vector<std::string> error_messages;
   std::atomic<xpra::Session*> session_ptr{nullptr};
   std::atomic<int64_t> ack_failures{0};
+  // Acks made after the server had closed the connection (a draw that arrived just before our
+  // goodbye and was painted after the server hung up): produced, but nobody to send them to.
+  std::atomic<int64_t> acks_after_close{0};
   ViewerListener* listener_ptr = nullptr;
 
   std::map<int64_t, std::string> snapshot_names;  // UI thread
@@ -384,9 +387,17 @@ int run_viewer(const ViewerOptions& o, std::ostream& out, std::ostream& err) {
   client::apply_limits(o.limits, config);
   config.decoder = *decoder_choice;
   config.on_ack = [&](const DamageAck& ack, const paint::PaintReport& report) {
-    if (xpra::Session* s = session_ptr.load();
-        s && s->state() == xpra::Session::State::Ready && !s->send_ack(ack).ok())
-      ack_failures++;
+    xpra::Session* s = session_ptr.load();
+    if (!s || s->state() == xpra::Session::State::Closed) {
+      acks_after_close++;
+    } else if (!s->send_ack(ack).ok()) {
+      // The connection may close between the state check and the send: that is the same case.
+      if (s->state() == xpra::Session::State::Closed) {
+        acks_after_close++;
+      } else {
+        ack_failures++;
+      }
+    }
     auto [is_delta, is_store] =
         listener_ptr ? listener_ptr->take_delta_flags(ack.wid, ack.sequence) : std::pair{false, false};
     std::lock_guard lock(stats_mu);
@@ -559,6 +570,7 @@ int run_viewer(const ViewerOptions& o, std::ostream& out, std::ostream& err) {
   }
   j["draws_received"] = listener.draws_received();
   j["acks_sent"] = session->acks_sent();
+  j["acks_after_close"] = acks_after_close.load();
   j["ack_failures"] = ack_failures.load();
   j["pings_answered"] = session->pings_answered();
   j["engine_idle_at_exit"] = idle;
