@@ -41,25 +41,37 @@ bool alpha_format(PixelFormat f) {
          f == PixelFormat::ABGR;
 }
 
+// Both parts' headers; the alpha JPEG must have the colour JPEG's size.
+struct Headers {
+  Parts parts;
+  JpegHeader colour, alpha;
+};
+
+Result<Headers> read_headers(std::span<const uint8_t> data, const DecodeParams& params) {
+  PIXPATH_TRY(Parts parts, split(data, params));
+  PIXPATH_TRY(JpegHeader c, read_jpeg_header(kCoding, parts.colour, params));
+  DecodeParams ap = params;
+  ap.width = c.width;
+  ap.height = c.height;
+  auto a = read_jpeg_header(kCoding, parts.alpha, ap);
+  if (!a.ok()) return a.error().within(std::string(kCoding), "read alpha header");
+  return Headers{parts, std::move(c), std::move(*a)};
+}
+
 class JpegaDecoder final : public Decoder {
  public:
   std::string_view coding() const override { return kCoding; }
 
   Result<ImageInfo> inspect(std::span<const uint8_t> data,
                             const DecodeParams& params) const override {
-    PIXPATH_TRY(Parts parts, split(data, params));
-    PIXPATH_TRY(JpegHeader c, read_jpeg_header(kCoding, parts.colour, params));
-    DecodeParams ap = params;
-    ap.width = c.width;
-    ap.height = c.height;
-    auto a = read_jpeg_header(kCoding, parts.alpha, ap);
-    if (!a.ok()) return a.error().within(std::string(kCoding), "read alpha header");
+    PIXPATH_TRY(Headers h, read_headers(data, params));
+    const JpegHeader& c = h.colour;
     ImageInfo inf;
     inf.width = c.width;
     inf.height = c.height;
     inf.natural_format = PixelFormat::RGBA;
     inf.has_alpha = true;
-    inf.detail = c.detail + " + alpha " + a->detail;
+    inf.detail = c.detail + " + alpha " + h.alpha.detail;
     return inf;
   }
 
@@ -72,13 +84,9 @@ class JpegaDecoder final : public Decoder {
                          "jpega decodes into RGBA, BGRA, ARGB or ABGR, not " +
                              std::string(name(dst.format)));
     }
-    PIXPATH_TRY(Parts parts, split(data, params));
-    PIXPATH_TRY(JpegHeader c, read_jpeg_header(kCoding, parts.colour, params));
-    DecodeParams ap = params;
-    ap.width = c.width;
-    ap.height = c.height;
-    auto a = read_jpeg_header(kCoding, parts.alpha, ap);
-    if (!a.ok()) return a.error().within(std::string(kCoding), "read alpha header");
+    PIXPATH_TRY(Headers h, read_headers(data, params));
+    const Parts& parts = h.parts;
+    const JpegHeader& c = h.colour;
     if (auto e = check_destination(kCoding, dst, c.width, c.height)) return *e;
 
     DecodeReport rep{c.width, c.height, {}};
@@ -88,7 +96,7 @@ class JpegaDecoder final : public Decoder {
     if (!alpha) return codec_error(kCoding, ErrorCode::OutOfMemory, "decode alpha", "no memory");
     auto av = make_view(PixelFormat::GRAY8, c.width, c.height, alpha.get(), size_t(c.width));
     if (!av.ok()) return av.error().within(std::string(kCoding), "decode alpha");
-    auto ra = turbojpeg_decode_packed(kCoding, parts.alpha, *a, *av, rep.warnings);
+    auto ra = turbojpeg_decode_packed(kCoding, parts.alpha, h.alpha, *av, rep.warnings);
     if (!ra.ok()) return ra.error().within(std::string(kCoding), "decode alpha");
     PIXPATH_CHECK(turbojpeg_decode_packed(kCoding, parts.colour, c, dst, rep.warnings));
 
