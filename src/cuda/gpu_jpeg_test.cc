@@ -18,6 +18,7 @@
 #include <memory>
 #include <random>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "pixpath/core/counters.h"
@@ -290,6 +291,76 @@ TEST_F(GpuJpegTest, DeviceOutputEqualsHostOutput) {
   EXPECT_NE(copy->plane(0).storage->data(), pic->plane(0).storage->data());
 }
 
+// decode_batch_to_device (the paint engine's GPU thread): one result per job in order, the same
+// pixels as one decode_to_device per picture, pictures the engines do not take (progressive,
+// jpega) decoded one by one in the same call, a corrupt picture failing alone.
+TEST_F(GpuJpegTest, BatchToDeviceEqualsSingleDecodes) {
+  struct Job {
+    std::vector<uint8_t> data;
+    GpuDecodeParams params;
+    int w, h;
+  };
+  std::vector<Job> jobs;
+  for (auto [w, h, seed] : {std::tuple{1280, 720, 31u}, std::tuple{641, 479, 32u}, std::tuple{33, 17, 33u},
+                            std::tuple{1920, 1080, 34u}})
+    jobs.push_back({encode(screen_like(w, h, seed), w, h, {2, 2, false, 60}), {}, w, h});
+  jobs.push_back({encode(screen_like(500, 300, 35), 500, 300, {1, 1, false, 80, 0, true}), {}, 500, 300});
+  {
+    const int w = 300, h = 200;
+    auto color = encode(screen_like(w, h, 36), w, h, {2, 2, false, 80});
+    std::vector<uint8_t> alpha(size_t(w) * h, 77);
+    auto a = encode(alpha, w, h, {1, 1, true, 90});
+    Job j{color, {}, w, h};
+    j.data.insert(j.data.end(), a.begin(), a.end());
+    j.params.alpha_offset = int64_t(color.size());
+    jobs.push_back(std::move(j));
+  }
+  std::vector<uint8_t> corrupt(jobs[0].data.begin(), jobs[0].data.begin() + 300);
+  jobs.push_back({corrupt, {}, 1280, 720});
+  jobs.push_back({encode(screen_like(800, 600, 37), 800, 600, {2, 1, false, 70}), {}, 800, 600});
+  std::vector<GpuDecodeJob> spans;
+  for (const auto& j : jobs) spans.push_back({j.data, j.params});
+  auto read_back = [](const Picture& pic) {
+    std::vector<uint8_t> px(size_t(pic.width()) * pic.height() * 4);
+    EXPECT_TRUE(pic.plane(0).storage->sync_point()->wait_host().ok());
+    EXPECT_EQ(cudaMemcpy2D(px.data(), size_t(pic.width()) * 4, pic.plane(0).storage->data(), pic.plane(0).stride,
+                           size_t(pic.width()) * 4, size_t(pic.height()), cudaMemcpyDeviceToHost),
+              cudaSuccess);
+    return px;
+  };
+  for (int round = 0; round < 4; ++round) {  // batch states are used in turn
+    auto results = dec().decode_batch_to_device(spans);
+    ASSERT_EQ(results.size(), jobs.size());
+    for (size_t i = 0; i < jobs.size(); ++i) {
+      SCOPED_TRACE("job " + std::to_string(i) + " round " + std::to_string(round));
+      auto single = dec().decode_to_device(jobs[i].data, jobs[i].params);
+      if (i == 6) {
+        ASSERT_FALSE(results[i].ok());
+        EXPECT_EQ(results[i].error().subject(), "jpeg");
+        EXPECT_FALSE(single.ok());
+        continue;
+      }
+      ASSERT_TRUE(results[i].ok()) << results[i].error().message();
+      ASSERT_TRUE(single.ok()) << single.error().message();
+      ASSERT_EQ(results[i]->width(), jobs[i].w);
+      ASSERT_EQ(results[i]->height(), jobs[i].h);
+      EXPECT_EQ(results[i]->location().kind, MemoryKind::CudaDevice);
+      const auto a = read_back(*results[i]), b = read_back(*single);
+      const auto d = diff(a.data(), size_t(jobs[i].w) * 4, b.data(), size_t(jobs[i].w) * 4, jobs[i].w, jobs[i].h);
+      EXPECT_EQ(d.max[0] + d.max[1] + d.max[2] + d.max[3], 0) << d.str();
+    }
+  }
+  const std::string info = dec().info_json();
+  EXPECT_EQ(info.find("hardware_batch_error\":\"gpu"), std::string::npos) << info;
+  // A forced decode failure fails each picture (the CPU then decodes them), not the batch path.
+  setenv("PIXPATH_CUDA_INJECT_FAILURE", "decode", 1);
+  auto forced = dec().decode_batch_to_device(spans);
+  unsetenv("PIXPATH_CUDA_INJECT_FAILURE");
+  for (auto& r : forced) EXPECT_FALSE(r.ok());
+  auto again = dec().decode_batch_to_device(spans);
+  for (size_t i = 0; i < again.size(); ++i) EXPECT_EQ(again[i].ok(), i != 6) << i;
+}
+
 TEST_F(GpuJpegTest, TenThousandDecodesKeepDeviceMemoryFlat) {
   auto rgb = screen_like(640, 480, 21);
   const auto jpeg = encode(rgb, 640, 480, {2, 2, false, 75});
@@ -429,6 +500,8 @@ TEST_F(GpuJpegGlTest, TextureReadbackEqualsCudaOutput) {
   const auto jpeg = encode(rgb, w, h, {2, 2, false, 70});
   auto r = dec().decode_to_texture(jpeg, {}, {tex, tw, th, x0, y0});
   ASSERT_TRUE(r.ok()) << r.error().message();
+  ASSERT_TRUE((*r)->wait().ok());  // the fence: the pixels are in the texture
+  EXPECT_TRUE((*r)->ready());
   const auto px = testing::HeadlessGl::read_texture(tex, tw, th);
   auto host = dec().decode_to_host(jpeg, {});
   ASSERT_TRUE(host.ok());

@@ -22,7 +22,8 @@
 namespace pixpath::cuda::abi {
 
 // 2: copy_to_textures and the fence calls (the paint engine's GPU path).
-inline constexpr int kAbiVersion = 2;
+// 3: decode_to_texture returns a fence; decode_batch_to_device (the paint engine's GPU thread).
+inline constexpr int kAbiVersion = 3;
 inline constexpr const char* kEntryPoint = "pixpath_cuda_module_v1";
 
 struct EngineOptions {
@@ -81,12 +82,19 @@ class Engine {
   // dst: host memory, width x height RGBA (the size inspect() gave), `pitch` bytes per row.
   virtual Result<void> decode_to_host(const DecodeRequest& request, uint8_t* dst, size_t pitch,
                                       int width, int height) = 0;
-  virtual Result<void> decode_to_texture(const DecodeRequest& request,
-                                         const TextureTarget& target) = 0;
+  // Returns a fence (as copy_to_textures) recorded after the unmap.
+  virtual Result<void*> decode_to_texture(const DecodeRequest& request,
+                                          const TextureTarget& target) = 0;
   virtual std::vector<Result<void>> decode_batch_to_textures(const DecodeRequest* requests,
                                                              const TextureTarget* targets,
                                                              size_t count) = 0;
+  // Several pictures into CUDA memory: baseline colour pictures as one hardware batch (two or
+  // more, where the GPU has engines), the rest one by one. One result per request, in order.
+  virtual std::vector<Result<DeviceImage>> decode_batch_to_device(const DecodeRequest* requests,
+                                                                  size_t count) = 0;
   virtual void forget_texture(uint32_t texture) = 0;
+  // The hardware JPEG engines a batch spreads over (0: none, or batches disabled).
+  virtual int hardware_engines() = 0;
   // Copies device pictures into texture regions on the engine's paint stream (GL context
   // current): GPU-side waits on each src_event, one map of every distinct texture, 2-D copies,
   // one unmap; no host wait. Returns a fence (a cudaEvent_t recorded after the unmap, created

@@ -319,6 +319,10 @@ struct Slot {
   // One picture on the hardware engines: a batched-API state initialised for batch size 1.
   nvjpegJpegState_t hw_state = nullptr;
   nvjpegJpegStream_t hw_stream = nullptr;
+  // decode_to_texture: `decoded` on `stream` after the planes are written (the texture stream
+  // waits for it); `converted` on the texture stream after the conversion read them (`stream`
+  // waits for it before the next picture overwrites them).
+  cudaEvent_t decoded = nullptr, converted = nullptr;
 };
 
 struct TextureRegistration {
@@ -357,6 +361,7 @@ int batch_depth(int64_t mean_pixels) {
 
 struct BatchState {
   cudaStream_t stream = nullptr;
+  cudaEvent_t decoded = nullptr, converted = nullptr;  // as in Slot (decode_batch_to_textures)
   nvjpegJpegState_t state = nullptr;
   int initialized_size = 0;
   std::vector<nvjpegJpegStream_t> streams;
@@ -384,7 +389,28 @@ class DeviceState {
   nvjpegHandle_t hw_handle = nullptr;
   unsigned hw_engines = 0, hw_cores = 0;
   std::string hw_status;
-  std::string hw_batch_error;  // set when a hardware batch failed: batches go one by one
+  // A hardware batch fails as a whole (nvjpegDecodeBatched reports no per-picture status): its
+  // pictures are then decoded one by one. After kBatchFailuresToDisable failures in a row (not
+  // one corrupt picture: a broken path) batches are disabled; hw_batch_error says why.
+  static constexpr int kBatchFailuresToDisable = 3;
+  int hw_batch_failures_in_row = 0;
+  int64_t hw_batch_failures = 0, hw_batches = 0;
+  std::string hw_batch_error, hw_batch_last_failure;
+  // Records a batch's outcome (batch_mu held).
+  void batch_outcome(const Result<void>& r) {
+    ++hw_batches;
+    if (r) {
+      hw_batch_failures_in_row = 0;
+      return;
+    }
+    ++hw_batch_failures;
+    hw_batch_last_failure = r.error().stage() + ": " + r.error().reason();
+    if (++hw_batch_failures_in_row >= kBatchFailuresToDisable) {
+      hw_batch_error = hw_batch_last_failure;
+      std::fprintf(stderr, "pixpath cuda: hardware batches disabled after %d failures in a row: %s\n",
+                   hw_batch_failures_in_row, hw_batch_error.c_str());
+    }
+  }
   // Host time per phase of decode_planes (ns, summed) and the count: wait for the turn's
   // buffers, parse, nvjpegDecodeJpegHost, TransferToDevice (enqueue), DecodeJpegDevice (enqueue).
   std::atomic<int64_t> phase_ns[5] = {};
@@ -403,7 +429,7 @@ class DeviceState {
   std::mutex textures_mu;
   std::map<uint32_t, TextureRegistration> textures;
 
-  std::mutex batch_mu;
+  mutable std::mutex batch_mu;
   // Two batch states used in turn: the host part of batch N+1 (parse, submit) overlaps the
   // hardware decode of batch N; a state's stream is synchronised before it is reused.
   BatchState batch[4];
@@ -429,6 +455,8 @@ class DeviceState {
         nvjpegJpegStateDestroy(bs.state);
       }
       if (bs.stream) (void)cudaStreamDestroy(bs.stream);
+      for (auto e : {bs.decoded, bs.converted})
+        if (e) (void)cudaEventDestroy(e);
     }
     if (decoder_hybrid) nvjpegDecoderDestroy(decoder_hybrid);
     if (decoder_gpu) nvjpegDecoderDestroy(decoder_gpu);
@@ -452,7 +480,7 @@ class DeviceState {
     destroy_backend(s.gpu);
     for (auto js : s.jpeg_stream)
       if (js) nvjpegJpegStreamDestroy(js);
-    for (auto e : s.turn_done)
+    for (auto e : {s.turn_done[0], s.turn_done[1], s.decoded, s.converted})
       if (e) (void)cudaEventDestroy(e);
     if (s.params) nvjpegDecodeParamsDestroy(s.params);
     s.color.buffer.release(s.stream);
@@ -487,6 +515,9 @@ class DeviceState {
       if (auto e = cudaEventCreateWithFlags(&s->turn_done[k], cudaEventDisableTiming); e != cudaSuccess)
         return fail(cuda_error("gpu init", "cudaEventCreateWithFlags", e));
     }
+    for (auto* e : {&s->decoded, &s->converted})
+      if (auto err = cudaEventCreateWithFlags(e, cudaEventDisableTiming); err != cudaSuccess)
+        return fail(cuda_error("gpu init", "cudaEventCreateWithFlags", err));
     if (auto st = nvjpegDecodeParamsCreate(handle, &s->params); st != NVJPEG_STATUS_SUCCESS)
       return fail(nvjpeg_error("gpu init", "nvjpegDecodeParamsCreate", st));
     return s;
@@ -592,6 +623,15 @@ class DeviceState {
   }
 
   std::string describe() const {
+    std::string batch_error, batch_last;
+    int64_t batches = 0, batch_failures = 0;
+    {
+      std::lock_guard lock(batch_mu);
+      batch_error = hw_batch_error;
+      batch_last = hw_batch_last_failure;
+      batches = hw_batches;
+      batch_failures = hw_batch_failures;
+    }
     std::ostringstream j;
     j << "{\"index\":" << device << ",\"name\":\"" << json_escape(props.name) << "\""
       << ",\"pci_bus_id\":\"" << pci_bus_id << "\""
@@ -603,7 +643,9 @@ class DeviceState {
       << ",\"nvjpeg\":\"" << driver.nvjpeg_major << "." << driver.nvjpeg_minor << "." << driver.nvjpeg_patch << "\""
       << ",\"nvjpeg_leak_check\":\"" << json_escape(driver.leak_status) << "\""
       << ",\"hardware_decoder\":\"" << json_escape(hw_status) << "\""
-      << ",\"hardware_batch_error\":\"" << json_escape(hw_batch_error) << "\""
+      << ",\"hardware_batch_error\":\"" << json_escape(batch_error) << "\""
+      << ",\"hardware_batches\":" << batches << ",\"hardware_batch_failures\":" << batch_failures
+      << ",\"hardware_batch_last_failure\":\"" << json_escape(batch_last) << "\""
       << ",\"hardware_engines\":" << hw_engines << ",\"hardware_cores_per_engine\":" << hw_cores
       << ",\"hybrid_below_pixels\":" << kHybridBelowPixels;
     if (const int64_t n = phase_count.load()) {
@@ -718,38 +760,7 @@ class NvjpegEngine final : public abi::Engine {
     PIXPATH_CHECK(bind());
     PIXPATH_TRY(auto slot, d_->acquire_slot());
     PIXPATH_TRY(ParsedImage img, decode_all(*slot, r, nullptr));
-    const size_t pitch = align_up(size_t(img.width) * 4, 256);
-    const size_t bytes = pitch * size_t(img.height);
-    void* out = nullptr;
-    CUDA_TRY("gpu memory", cudaMallocFromPoolAsync(&out, bytes, d_->pool, slot->stream));
-    ConvertJob job = convert_job(*slot, img, r);
-    job.out = static_cast<uint8_t*>(out);
-    job.out_pitch = pitch;
-    auto fail = [&](Error e) -> Result<abi::DeviceImage> {
-      (void)cudaFreeAsync(out, slot->stream);
-      return e;
-    };
-    if (inject_failure("convert"))
-      return fail(gpu_error(ErrorCode::Internal, "gpu convert", "failure injected (PIXPATH_CUDA_INJECT_FAILURE)"));
-    if (auto e = launch_ycc_to_rgba(job, slot->stream); e != cudaSuccess)
-      return fail(cuda_error("gpu convert", "ycc_to_rgba<<<>>>", e));
-    auto ev = d_->acquire_event();
-    if (!ev) return fail(ev.error());
-    if (auto e = cudaEventRecord(*ev, slot->stream); e != cudaSuccess) {
-      d_->recycle_event(*ev);
-      return fail(cuda_error("gpu convert", "cudaEventRecord", e));
-    }
-    abi::DeviceImage out_img;
-    out_img.ptr = out;
-    out_img.pitch = pitch;
-    out_img.bytes = bytes;
-    out_img.width = img.width;
-    out_img.height = img.height;
-    out_img.event = *ev;
-    out_img.stream = slot->stream;
-    out_img.device = d_->device;
-    out_img.context = d_->context;
-    return out_img;
+    return convert_to_device(convert_job(*slot, img, r), slot->stream);
   }
 
   Result<void> decode_to_host(const abi::DecodeRequest& r, uint8_t* dst, size_t dst_pitch,
@@ -772,23 +783,33 @@ class NvjpegEngine final : public abi::Engine {
     return ok();
   }
 
-  Result<void> decode_to_texture(const abi::DecodeRequest& r, const abi::TextureTarget& t) override {
+  // Host bytes into a texture region: decode on the slot's stream; on the texture stream, map,
+  // wait for the decode on the GPU, convert through a surface object into the mapped array,
+  // unmap, fence. The host waits for nothing but nvJPEG's own calls. The map is queued as soon as
+  // the picture's size is known, before the decode, so that the texture stream is ready when the
+  // planes are. Measured on the H200 (docs/performance.md, "Where the texture path's time goes"):
+  // the CUDA-GL hand-over costs about 0.3 ms whatever is done; mapping before the decode, writing
+  // with the copy engine instead of the kernel, and mapping after the decode all cost the same.
+  Result<void*> decode_to_texture(const abi::DecodeRequest& r, const abi::TextureTarget& t) override {
     PIXPATH_CHECK(bind());
     PIXPATH_TRY(TextureRegistration* reg, registration(t));
     PIXPATH_TRY(auto slot, d_->acquire_slot());
-    cudaStream_t stream = slot->stream;
+    Slot& s = *slot;
+    std::unique_lock paint(paint_mu_, std::defer_lock);  // held from the map to the fence
+    cudaStream_t ts = nullptr;
     bool mapped = false;
-    // Map while nvJPEG's host phase runs: the map's GL synchronisation overlaps the decode.
     auto map = [&]() -> Result<void> {
-      const auto& pl = slot->color;  // sized by the decode before it calls this
+      const auto& pl = s.color;  // sized by the decode before it calls this
       PIXPATH_CHECK(set_map_flags(*reg, t.x == 0 && t.y == 0 && pl.width == t.texture_width &&
                                             pl.height == t.texture_height));
-      CUDA_TRY("gpu texture", cudaGraphicsMapResources(1, &reg->resource, stream));
+      paint.lock();
+      PIXPATH_TRY(ts, texture_stream());
+      CUDA_TRY("gpu texture", cudaGraphicsMapResources(1, &reg->resource, ts));
       mapped = true;
       return ok();
     };
     auto result = [&]() -> Result<void> {
-      PIXPATH_TRY(ParsedImage img, decode_all(*slot, r, map));
+      PIXPATH_TRY(ParsedImage img, decode_all(s, r, map));
       if (!mapped) PIXPATH_CHECK(map());
       if (t.x + img.width > t.texture_width || t.y + img.height > t.texture_height)
         return gpu_error(ErrorCode::OutOfRange, "gpu texture",
@@ -796,21 +817,33 @@ class NvjpegEngine final : public abi::Engine {
                              " at " + std::to_string(t.x) + "," + std::to_string(t.y) +
                              " does not fit the " + std::to_string(t.texture_width) + "x" +
                              std::to_string(t.texture_height) + " texture");
-      PIXPATH_CHECK(surface_for(*reg, stream));
-      ConvertJob job = convert_job(*slot, img, r);
+      CUDA_TRY("gpu decode", cudaEventRecord(s.decoded, s.stream));
+      CUDA_TRY("gpu texture", cudaStreamWaitEvent(ts, s.decoded, 0));
+      PIXPATH_CHECK(surface_for(*reg, ts));
+      ConvertJob job = convert_job(s, img, r);
       job.surface = reg->surface;
       job.x0 = t.x;
       job.y0 = t.y;
       if (inject_failure("texture"))
         return gpu_error(ErrorCode::Internal, "gpu texture", "failure injected (PIXPATH_CUDA_INJECT_FAILURE)");
-      CUDA_TRY("gpu convert", launch_ycc_to_rgba(job, stream));
+      CUDA_TRY("gpu convert", launch_ycc_to_rgba(job, ts));
+      // The slot's next picture overwrites the planes: its stream waits for this conversion.
+      CUDA_TRY("gpu convert", cudaEventRecord(s.converted, ts));
+      CUDA_TRY("gpu convert", cudaStreamWaitEvent(s.stream, s.converted, 0));
       return ok();
     }();
     if (mapped) {
-      const cudaError_t e = cudaGraphicsUnmapResources(1, &reg->resource, stream);
+      const cudaError_t e = cudaGraphicsUnmapResources(1, &reg->resource, ts);
       if (result && e != cudaSuccess) return cuda_error("gpu texture", "cudaGraphicsUnmapResources", e);
     }
-    return result;
+    if (!result) return result.error();
+    return record_fence();
+  }
+
+  int hardware_engines() override {
+    if (!d_->hw_handle) return 0;
+    std::lock_guard lock(d_->batch_mu);
+    return d_->hw_batch_error.empty() ? int(d_->hw_engines) : 0;
   }
 
   std::vector<Result<void>> decode_batch_to_textures(const abi::DecodeRequest* requests,
@@ -822,21 +855,51 @@ class NvjpegEngine final : public abi::Engine {
       for (auto& r : results) r = b.error();
       return results;
     }
-    std::vector<size_t> hw;  // jobs for the hardware engines
+    std::vector<bool> done(count, false);
+    if (d_->hw_handle && count >= 2) {
+      std::lock_guard lock(d_->batch_mu);
+      if (d_->hw_batch_error.empty())  // a failed batch: what is not done goes one by one below
+        d_->batch_outcome(batch_hardware(requests, targets, count, results, done));
+    }
+    for (size_t i = 0; i < count; ++i) {
+      if (done[i]) continue;
+      auto fence = decode_to_texture(requests[i], targets[i]);
+      if (fence) release_fence(*fence);  // the caller waits with GL (the unmap orders it)
+      else results[i] = fence.error();
+    }
+    return results;
+  }
+
+  // The paint engine's GPU thread: the pictures of several draws (often several windows) at
+  // once. Two or more baseline colour pictures go to the hardware engines as one batch (one
+  // picture costs a whole engine pass; a batch spreads over all of them), then one conversion
+  // per picture into pool memory on the batch's stream, each with its own event. The rest, and
+  // everything when the GPU has no engines, one by one.
+  std::vector<Result<abi::DeviceImage>> decode_batch_to_device(const abi::DecodeRequest* requests,
+                                                               size_t count) override {
+    std::vector<Result<abi::DeviceImage>> results;
+    results.reserve(count);
+    for (size_t i = 0; i < count; ++i) results.emplace_back(abi::DeviceImage{});
+    if (count == 0) return results;
+    if (auto b = bind(); !b) {
+      for (auto& r : results) r = b.error();
+      return results;
+    }
     std::vector<bool> done(count, false);
     if (d_->hw_handle && count >= 2) {
       std::lock_guard lock(d_->batch_mu);
       if (d_->hw_batch_error.empty()) {
-        if (auto e = batch_hardware(requests, targets, count, results, done); !e) {
-          // The hardware path failed as a whole: say so once (info_json) and decode these,
-          // and later batches, one by one.
-          d_->hw_batch_error = e.error().stage() + ": " + e.error().reason();
-          std::fprintf(stderr, "pixpath cuda: hardware batch disabled: %s\n", d_->hw_batch_error.c_str());
+        auto e = batch_to_device(requests, count, results, done);
+        d_->batch_outcome(e);
+        if (!e) {  // the batch failed as a whole: every picture again, one by one
+          for (size_t i = 0; i < count; ++i)
+            if (done[i] && results[i]) release_image(*results[i]);
+          std::fill(done.begin(), done.end(), false);
         }
       }
     }
     for (size_t i = 0; i < count; ++i)
-      if (!done[i]) results[i] = decode_to_texture(requests[i], targets[i]);
+      if (!done[i]) results[i] = decode_to_device(requests[i]);
     return results;
   }
 
@@ -861,7 +924,7 @@ class NvjpegEngine final : public abi::Engine {
     if (inject_failure("texture"))
       return gpu_error(ErrorCode::Internal, "gpu texture", "failure injected (PIXPATH_CUDA_INJECT_FAILURE)");
     std::lock_guard lock(paint_mu_);
-    if (!paint_stream_) CUDA_TRY("gpu texture", cudaStreamCreateWithFlags(&paint_stream_, cudaStreamNonBlocking));
+    PIXPATH_CHECK(texture_stream());
     std::vector<TextureRegistration*> regs(count, nullptr);
     std::vector<cudaGraphicsResource_t> resources;
     for (size_t i = 0; i < count; ++i) {
@@ -906,6 +969,18 @@ class NvjpegEngine final : public abi::Engine {
     const cudaError_t ue = cudaGraphicsUnmapResources(int(resources.size()), resources.data(), paint_stream_);
     if (!status) return status.error();
     if (ue != cudaSuccess) return cuda_error("gpu texture", "cudaGraphicsUnmapResources", ue);
+    return record_fence();
+  }
+
+  // Every write into a GL texture (decode_to_texture, decode_batch_to_textures, copy_to_textures)
+  // is queued on this one stream, in the order the calls were made, so two writes into one
+  // texture never race. Callers hold paint_mu_.
+  Result<cudaStream_t> texture_stream() {
+    if (!paint_stream_) CUDA_TRY("gpu texture", cudaStreamCreateWithFlags(&paint_stream_, cudaStreamNonBlocking));
+    return paint_stream_;
+  }
+  // A fence (blocking-sync event) recorded on the texture stream now. Callers hold paint_mu_.
+  Result<void*> record_fence() {
     cudaEvent_t fence = nullptr;
     if (!free_fences_.empty()) {
       fence = free_fences_.back();
@@ -1245,16 +1320,23 @@ class NvjpegEngine final : public abi::Engine {
     return ok();
   }
 
-  // Baseline colour pictures without alpha go to the hardware engines as one batch; marks
-  // what it did in `done`. Called with batch_mu held.
-  Result<void> batch_hardware(const abi::DecodeRequest* requests, const abi::TextureTarget* targets,
-                              size_t count, std::vector<Result<void>>& results,
-                              std::vector<bool>& done) {
+  // The hardware part of a batch (batch_mu held): parses every request and picks the baseline
+  // colour pictures without alpha the engines take; when there are two or more, decodes them as
+  // one batch into the planes of the next batch state (picked[j] is the request in plane set j).
+  // `before_decode` runs once the pictures are parsed and sized, before the decode is queued.
+  // Requests that fail to parse are marked done with their error through `fail`. An empty
+  // `picked` means nothing was decoded here.
+  Result<BatchState*> batch_decode(const abi::DecodeRequest* requests, size_t count,
+                                   std::vector<size_t>& picked, std::vector<bool>& done,
+                                   const std::function<void(size_t, Error)>& fail,
+                                   const std::function<Result<void>(BatchState&)>& before_decode) {
     // The depth follows the previous batch's picture size (windows keep their sizes).
     d_->batch_turn = (d_->batch_turn + 1) % batch_depth(d_->last_batch_mean_pixels);
     auto& b = d_->batch[d_->batch_turn];
     if (!b.stream) {
       CUDA_TRY("gpu batch", cudaStreamCreateWithFlags(&b.stream, cudaStreamNonBlocking));
+      CUDA_TRY("gpu batch", cudaEventCreateWithFlags(&b.decoded, cudaEventDisableTiming));
+      CUDA_TRY("gpu batch", cudaEventCreateWithFlags(&b.converted, cudaEventDisableTiming));
       NVJ_TRY("gpu batch", nvjpegJpegStateCreate(d_->hw_handle, &b.state));
     }
     while (b.streams.size() < count) {
@@ -1264,7 +1346,7 @@ class NvjpegEngine final : public abi::Engine {
     }
     if (b.planes.size() < count) b.planes.resize(count);
 
-    std::vector<size_t> picked;
+    picked.clear();
     std::vector<ParsedImage> parsed(count);
     for (size_t i = 0; i < count; ++i) {
       const auto& r = requests[i];
@@ -1272,7 +1354,7 @@ class NvjpegEngine final : public abi::Engine {
       nvjpegJpegStream_t js = b.streams[i];
       auto p = parse(d_->hw_handle, js, r.data, r.size, r, /*header_only=*/true);
       if (!p) {
-        results[i] = p.error();
+        fail(i, p.error());
         done[i] = true;
         continue;
       }
@@ -1284,7 +1366,10 @@ class NvjpegEngine final : public abi::Engine {
       parsed[i] = *p;
       picked.push_back(i);
     }
-    if (picked.size() < 2) return ok();
+    if (picked.size() < 2) {
+      picked.clear();
+      return &b;
+    }
     const int n = static_cast<int>(picked.size());
     int64_t pixels = 0;
     for (size_t i : picked) pixels += int64_t(parsed[i].width) * parsed[i].height;
@@ -1310,64 +1395,163 @@ class NvjpegEngine final : public abi::Engine {
       lengths.push_back(requests[i].size);
       dests.push_back(ps.image);
     }
+    if (inject_failure("decode")) {  // a failure of each picture, not of the batch path
+      for (size_t i : picked) {
+        fail(i, gpu_error(ErrorCode::Internal, "gpu decode", "failure injected (PIXPATH_CUDA_INJECT_FAILURE)"));
+        done[i] = true;
+      }
+      picked.clear();
+      return &b;
+    }
     // Reported on H100: the hardware path may not honour stream order; start from an idle
     // stream (this also guarantees the previous batch's conversions read their planes).
     CUDA_TRY("gpu batch", cudaStreamSynchronize(b.stream));
+    if (before_decode) PIXPATH_CHECK(before_decode(b));
     NVJ_TRY("gpu batch", nvjpegDecodeBatched(d_->hw_handle, b.state, datas.data(), lengths.data(),
                                              dests.data(), b.stream));
-    // Map every distinct texture once, convert each picture into its region, unmap.
-    std::vector<TextureRegistration*> regs(size_t(n), nullptr);
+    return &b;
+  }
+
+  static ConvertJob plane_job(const PlaneSet& ps) {
+    ConvertJob job;
+    job.y = ps.planes[0];
+    job.cb = ps.planes[1];
+    job.cr = ps.planes[2];
+    job.layout = ps.layout;
+    job.width = ps.width;
+    job.height = ps.height;
+    return job;
+  }
+
+  // decode_batch_to_textures' hardware part (batch_mu held): every distinct texture is mapped on
+  // the texture stream before the batch is queued (the map's wait for GL overlaps the decode),
+  // each picture converted into its region once the batch is decoded, then one unmap.
+  Result<void> batch_hardware(const abi::DecodeRequest* requests, const abi::TextureTarget* targets,
+                              size_t count, std::vector<Result<void>>& results,
+                              std::vector<bool>& done) {
+    std::vector<size_t> picked;
+    std::vector<TextureRegistration*> regs;
     std::vector<cudaGraphicsResource_t> resources;
-    for (int j = 0; j < n; ++j) {
-      const size_t i = picked[size_t(j)];
-      auto reg = registration(targets[i]);
-      if (!reg) return reg.error();
-      regs[size_t(j)] = *reg;
-      if (std::find(resources.begin(), resources.end(), (*reg)->resource) == resources.end())
-        resources.push_back((*reg)->resource);
+    std::unique_lock paint(paint_mu_, std::defer_lock);
+    cudaStream_t ts = nullptr;
+    bool mapped = false;
+    auto map_all = [&](BatchState& b) -> Result<void> {
+      const int n = int(picked.size());
+      regs.assign(size_t(n), nullptr);
+      for (int j = 0; j < n; ++j) {
+        PIXPATH_TRY(regs[size_t(j)], registration(targets[picked[size_t(j)]]));
+        if (std::find(resources.begin(), resources.end(), regs[size_t(j)]->resource) == resources.end())
+          resources.push_back(regs[size_t(j)]->resource);
+      }
+      for (int j = 0; j < n; ++j) {  // write-discard where one picture covers a whole texture
+        const auto& t = targets[picked[size_t(j)]];
+        int users = 0;
+        for (int k = 0; k < n; ++k) users += regs[size_t(k)] == regs[size_t(j)];
+        const auto& ps = b.planes[size_t(j)];
+        PIXPATH_CHECK(set_map_flags(*regs[size_t(j)], users == 1 && t.x == 0 && t.y == 0 &&
+                                                           ps.width == t.texture_width &&
+                                                           ps.height == t.texture_height));
+      }
+      paint.lock();
+      PIXPATH_TRY(ts, texture_stream());
+      CUDA_TRY("gpu texture", cudaGraphicsMapResources(int(resources.size()), resources.data(), ts));
+      mapped = true;
+      return ok();
+    };
+    auto decoded = batch_decode(requests, count, picked, done,
+                                [&](size_t i, Error e) { results[i] = std::move(e); }, map_all);
+    if (!decoded) {
+      if (mapped) (void)cudaGraphicsUnmapResources(int(resources.size()), resources.data(), ts);
+      return decoded.error();
     }
-    for (int j = 0; j < n; ++j) {  // write-discard where one picture covers a whole texture
-      const auto& t = targets[picked[size_t(j)]];
-      int users = 0;
-      for (int k = 0; k < n; ++k) users += regs[size_t(k)] == regs[size_t(j)];
-      const auto& ps = b.planes[size_t(j)];
-      PIXPATH_CHECK(set_map_flags(*regs[size_t(j)], users == 1 && t.x == 0 && t.y == 0 &&
-                                                         ps.width == t.texture_width &&
-                                                         ps.height == t.texture_height));
-    }
-    CUDA_TRY("gpu texture", cudaGraphicsMapResources(int(resources.size()), resources.data(), b.stream));
+    if (picked.empty()) return ok();
+    BatchState& b = **decoded;
     Result<void> status = ok();
-    for (int j = 0; j < n && status; ++j) {
-      const size_t i = picked[size_t(j)];
-      const auto& t = targets[i];
-      const auto& ps = b.planes[size_t(j)];
-      if (t.x + ps.width > t.texture_width || t.y + ps.height > t.texture_height) {
-        results[i] = gpu_error(ErrorCode::OutOfRange, "gpu texture", "picture does not fit the texture");
+    auto queue = [&]() -> Result<void> {
+      CUDA_TRY("gpu batch", cudaEventRecord(b.decoded, b.stream));
+      CUDA_TRY("gpu texture", cudaStreamWaitEvent(ts, b.decoded, 0));
+      for (size_t j = 0; j < picked.size(); ++j) {
+        const size_t i = picked[j];
+        const auto& t = targets[i];
+        const auto& ps = b.planes[j];
+        if (t.x + ps.width > t.texture_width || t.y + ps.height > t.texture_height) {
+          results[i] = gpu_error(ErrorCode::OutOfRange, "gpu texture", "picture does not fit the texture");
+          done[i] = true;
+          continue;
+        }
+        PIXPATH_CHECK(surface_for(*regs[j], ts));
+        ConvertJob job = plane_job(ps);
+        job.surface = regs[j]->surface;
+        job.x0 = t.x;
+        job.y0 = t.y;
+        CUDA_TRY("gpu convert", launch_ycc_to_rgba(job, ts));
         done[i] = true;
-        continue;
       }
-      if (auto sres = surface_for(*regs[size_t(j)], b.stream); !sres) {
-        status = sres.error();
-        break;
-      }
-      ConvertJob job;
-      job.y = ps.planes[0];
-      job.cb = ps.planes[1];
-      job.cr = ps.planes[2];
-      job.layout = ps.layout;
-      job.width = ps.width;
-      job.height = ps.height;
-      job.surface = regs[size_t(j)]->surface;
-      job.x0 = t.x;
-      job.y0 = t.y;
-      if (auto e = launch_ycc_to_rgba(job, b.stream); e != cudaSuccess)
-        status = cuda_error("gpu convert", "ycc_to_rgba<<<>>>", e);
-      else
-        done[i] = true;
-    }
-    const cudaError_t ue = cudaGraphicsUnmapResources(int(resources.size()), resources.data(), b.stream);
+      // The next use of this batch state overwrites the planes: its stream waits for these.
+      CUDA_TRY("gpu convert", cudaEventRecord(b.converted, ts));
+      CUDA_TRY("gpu convert", cudaStreamWaitEvent(b.stream, b.converted, 0));
+      return ok();
+    };
+    status = queue();
+    const cudaError_t ue = cudaGraphicsUnmapResources(int(resources.size()), resources.data(), ts);
     if (status && ue != cudaSuccess) return cuda_error("gpu texture", "cudaGraphicsUnmapResources", ue);
     return status;
+  }
+
+  // decode_batch_to_device's hardware part (batch_mu held): one conversion per picture into new
+  // pool memory on the batch's stream, each followed by its own event.
+  Result<void> batch_to_device(const abi::DecodeRequest* requests, size_t count,
+                               std::vector<Result<abi::DeviceImage>>& results, std::vector<bool>& done) {
+    std::vector<size_t> picked;
+    PIXPATH_TRY(BatchState* bp, batch_decode(requests, count, picked, done,
+                                             [&](size_t i, Error e) { results[i] = std::move(e); }, nullptr));
+    for (size_t j = 0; j < picked.size(); ++j) {
+      const size_t i = picked[j];
+      PIXPATH_TRY(abi::DeviceImage img, convert_to_device(plane_job(bp->planes[j]), bp->stream));
+      results[i] = img;
+      done[i] = true;
+    }
+    return ok();
+  }
+
+  // RGBA in new pool memory from planes, on `stream`, followed by an event of its own.
+  Result<abi::DeviceImage> convert_to_device(ConvertJob job, cudaStream_t stream) {
+    const size_t pitch = align_up(size_t(job.width) * 4, 256);
+    const size_t bytes = pitch * size_t(job.height);
+    void* out = nullptr;
+    CUDA_TRY("gpu memory", cudaMallocFromPoolAsync(&out, bytes, d_->pool, stream));
+    auto fail = [&](Error e) -> Result<abi::DeviceImage> {
+      (void)cudaFreeAsync(out, stream);
+      return e;
+    };
+    job.out = static_cast<uint8_t*>(out);
+    job.out_pitch = pitch;
+    if (inject_failure("convert"))
+      return fail(gpu_error(ErrorCode::Internal, "gpu convert", "failure injected (PIXPATH_CUDA_INJECT_FAILURE)"));
+    if (auto e = launch_ycc_to_rgba(job, stream); e != cudaSuccess)
+      return fail(cuda_error("gpu convert", "ycc_to_rgba<<<>>>", e));
+    auto ev = d_->acquire_event();
+    if (!ev) return fail(ev.error());
+    if (auto e = cudaEventRecord(*ev, stream); e != cudaSuccess) {
+      d_->recycle_event(*ev);
+      return fail(cuda_error("gpu convert", "cudaEventRecord", e));
+    }
+    abi::DeviceImage img;
+    img.ptr = out;
+    img.pitch = pitch;
+    img.bytes = bytes;
+    img.width = job.width;
+    img.height = job.height;
+    img.event = *ev;
+    img.stream = stream;
+    img.device = d_->device;
+    img.context = d_->context;
+    return img;
+  }
+
+  void release_image(const abi::DeviceImage& img) {
+    release_device(img.ptr, img.stream);
+    d_->recycle_event(static_cast<cudaEvent_t>(img.event));
   }
 
   std::shared_ptr<DeviceState> d_;

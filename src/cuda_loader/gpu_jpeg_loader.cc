@@ -233,9 +233,27 @@ class LoadedGpuJpegDecoder final : public GpuJpegDecoder {
     return result;
   }
 
-  Result<void> decode_to_texture(std::span<const uint8_t> data, const GpuDecodeParams& params,
-                                 const GlTextureRegion& target) const override {
-    return engine_->decode_to_texture(request(data, params), texture_target(target));
+  Result<std::shared_ptr<GpuFence>> decode_to_texture(std::span<const uint8_t> data,
+                                                      const GpuDecodeParams& params,
+                                                      const GlTextureRegion& target) const override {
+    PIXPATH_TRY(void* event, engine_->decode_to_texture(request(data, params), texture_target(target)));
+    return std::shared_ptr<GpuFence>(std::make_shared<CudaFence>(engine_, event));
+  }
+
+  std::vector<Result<Picture>> decode_batch_to_device(std::span<const GpuDecodeJob> jobs) const override {
+    std::vector<abi::DecodeRequest> requests;
+    requests.reserve(jobs.size());
+    for (const auto& j : jobs) requests.push_back(request(j.data, j.params));
+    auto images = engine_->decode_batch_to_device(requests.data(), requests.size());
+    std::vector<Result<Picture>> out;
+    out.reserve(images.size());
+    for (auto& img : images) {
+      if (img.ok())
+        out.push_back(wrap_device_image(engine_, *img));
+      else
+        out.push_back(img.error());
+    }
+    return out;
   }
 
   std::vector<Result<void>> decode_batch_to_textures(std::span<const GpuTextureJob> jobs) const override {
@@ -272,6 +290,7 @@ class LoadedGpuJpegDecoder final : public GpuJpegDecoder {
     return std::shared_ptr<GpuFence>(std::make_shared<CudaFence>(engine_, event));
   }
   void forget_texture(uint32_t texture) const override { engine_->forget_texture(texture); }
+  int hardware_engines() const override { return engine_->hardware_engines(); }
   std::string info_json() const override { return engine_->info_json(); }
 
  private:

@@ -84,6 +84,11 @@ struct GpuTextureJob {
   GlTextureRegion target;
 };
 
+struct GpuDecodeJob {
+  std::span<const uint8_t> data;
+  GpuDecodeParams params;
+};
+
 // Completion of GPU work queued by copy_to_textures() (a CUDA event). Lifetime: independent of
 // the decoder that made it. Any thread.
 class GpuFence {
@@ -118,15 +123,24 @@ class GpuJpegDecoder {
   virtual Result<codecs::DecodeResult> decode_to_host(std::span<const uint8_t> data,
                                                       const GpuDecodeParams& params) const = 0;
   // Into a texture region through CUDA-GL interop: no host copy, no host wait, no glFinish
-  // (the unmap orders the write before later GL commands that use the texture).
-  virtual Result<void> decode_to_texture(std::span<const uint8_t> data,
-                                         const GpuDecodeParams& params,
-                                         const GlTextureRegion& target) const = 0;
+  // (the unmap orders the write before later GL commands that use the texture). The texture is
+  // mapped while nvJPEG decodes, so the map's wait for GL overlaps the decode. The fence
+  // signals when the pixels are in the texture (GL commands issued after this call see them
+  // anyway; the fence is for timing and acknowledgements).
+  [[nodiscard]] virtual Result<std::shared_ptr<GpuFence>> decode_to_texture(
+      std::span<const uint8_t> data, const GpuDecodeParams& params,
+      const GlTextureRegion& target) const = 0;
   // Several pictures at once (several windows updating): baseline pictures go to the hardware
   // JPEG engines as one batch where the GPU has them; the others are decoded one by one.
   // Fails as a whole only on a GPU failure; per-picture errors are returned in order.
   virtual std::vector<Result<void>> decode_batch_to_textures(
       std::span<const GpuTextureJob> jobs) const = 0;
+  // Several pictures into CUDA memory (the paint engine's GPU thread decodes every draw waiting
+  // for it in one call): two or more baseline colour pictures go to the hardware JPEG engines as
+  // one batch where the GPU has them, the rest one by one. One result per job, in order; each
+  // picture is as decode_to_device() makes it (its own event).
+  virtual std::vector<Result<Picture>> decode_batch_to_device(
+      std::span<const GpuDecodeJob> jobs) const = 0;
   // The paint engine's route (decode on worker threads, write textures on the GL thread):
   // copies pictures made by decode_to_device() into texture regions. One call maps every
   // distinct texture once, makes the GPU (not the host) wait for each picture's write, copies,
@@ -141,6 +155,9 @@ class GpuJpegDecoder {
   // current). Unknown names are ignored.
   virtual void forget_texture(uint32_t texture) const = 0;
 
+  // How many hardware JPEG engines a batch spreads over (7 on an H100/H200); 0 when the GPU has
+  // none or hardware batches were disabled after failures.
+  virtual int hardware_engines() const = 0;
   // The device, driver, nvJPEG version, hardware engines, memory and self-test, as JSON.
   virtual std::string info_json() const = 0;
 };
