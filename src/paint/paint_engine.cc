@@ -131,6 +131,10 @@ struct PaintEngine::Impl {
   bool watcher_stop PIXPATH_GUARDED_BY(mu) = false;
   std::condition_variable_any watcher_cv;
   std::thread watcher;
+  // The GPU thread (GpuMode::Texture): GPU-routed draws wait here, not in `work`.
+  std::deque<ItemPtr> gpu_work PIXPATH_GUARDED_BY(mu);
+  std::condition_variable_any gpu_cv;
+  std::thread gpu_thread;
 
   // UI thread only.
   std::map<int64_t, DeltaBuckets> buckets;
@@ -172,7 +176,7 @@ struct PaintEngine::Impl {
   }
 
   void enqueue(ItemPtr item) {
-    bool need_worker = false;
+    bool need_worker = false, need_gpu = false;
     bool stopped = false;
     std::optional<std::string> refused;
     std::optional<std::string> log_line;
@@ -209,6 +213,9 @@ struct PaintEngine::Impl {
             });
             if (!earlier_draw && item->direct) {
               item->state = State::DirectPending;
+            } else if (item->route == Route::GpuTexture) {
+              gpu_work.push_back(item);
+              need_gpu = true;
             } else {
               item->direct = false;
               work.push_back(item);
@@ -237,6 +244,7 @@ struct PaintEngine::Impl {
       return;
     }
     if (need_worker) work_cv.notify_one();
+    if (need_gpu) gpu_cv.notify_one();
     wake_ui();
   }
 
@@ -275,6 +283,89 @@ struct PaintEngine::Impl {
       }
       wake_ui();
     }
+  }
+
+  // The GPU thread: takes every GPU-routed draw waiting (at most config.gpu_max_batch) and
+  // decodes them in one decode_batch_to_device call, so draws arriving together (several
+  // windows updating at once, or a burst of one) share the hardware JPEG engines as one batch;
+  // one draw alone is decoded alone, with no waiting for company. Pictures the GPU failed go to
+  // the workers, for the CPU.
+  void gpu_loop() {
+    std::vector<ItemPtr> batch;
+    for (;;) {
+      bool skipped = false;
+      {
+        MutexLock lock(mu);
+        while (!stopping && gpu_work.empty()) gpu_cv.wait(mu);
+        if (stopping) return;
+        while (!gpu_work.empty() && int(batch.size()) < config.gpu_max_batch) {
+          ItemPtr item = std::move(gpu_work.front());
+          gpu_work.pop_front();
+          if (item->skip) {  // its window was lost: do not bother decoding
+            item->state = State::Ready;
+            skipped = true;
+            continue;
+          }
+          item->state = State::Decoding;
+          batch.push_back(std::move(item));
+        }
+        if (skipped) notify_ui();
+        if (!batch.empty()) busy_workers++;
+      }
+      if (batch.empty()) {
+        wake_ui();
+        continue;
+      }
+      decode_gpu_batch(batch);
+      bool to_cpu = false;
+      {
+        MutexLock lock(mu);
+        for (auto& item : batch) {
+          if (item->route == Route::Cpu) {  // the GPU failed it: a worker decodes it
+            item->state = State::Queued;
+            work.push_back(item);
+            to_cpu = true;
+          } else {
+            item->state = State::Ready;
+          }
+        }
+        busy_workers--;
+        notify_ui();
+      }
+      batch.clear();
+      if (to_cpu) work_cv.notify_all();
+      wake_ui();
+    }
+  }
+
+  void decode_gpu_batch(std::vector<ItemPtr>& batch) {
+    std::vector<cuda::GpuDecodeJob> jobs;
+    jobs.reserve(batch.size());
+    const auto start = Clock::now();
+    for (auto& item : batch) {
+      item->decode_start = start;
+      jobs.push_back({item->packet.data.span(), gpu_params(item->packet)});
+    }
+    auto results = gpu->decode_batch_to_device(jobs);
+    const auto end = Clock::now();
+    int64_t decoded = 0;
+    for (size_t i = 0; i < batch.size(); ++i) {
+      Item& item = *batch[i];
+      item.decode_end = end;
+      if (i < results.size() && results[i].ok()) {
+        item.picture = std::move(results[i]).value();
+        item.decoder_used = "gpu";
+        ++decoded;
+      } else {
+        gpu_failed(item, i < results.size() ? results[i].error()
+                                            : Error(ErrorCode::Internal, item.packet.coding, "gpu decode",
+                                                    "the GPU decoder returned no result"));
+      }
+    }
+    MutexLock lock(mu);
+    stats.gpu_decodes += decoded;
+    stats.gpu_decode_calls++;
+    stats.gpu_batched_max = std::max<int64_t>(stats.gpu_batched_max, int64_t(batch.size()));
   }
 
   cuda::GpuDecodeParams gpu_params(const DrawPacket& p) const {
@@ -598,7 +689,7 @@ struct PaintEngine::Impl {
   }
 
   bool is_idle() const PIXPATH_REQUIRES(mu) {
-    if (!work.empty() || busy_workers > 0 || !pending.empty()) return false;
+    if (!work.empty() || !gpu_work.empty() || busy_workers > 0 || !pending.empty()) return false;
     for (const auto& [wid, q] : queues)
       if (!q.empty()) return false;
     return true;
@@ -689,6 +780,8 @@ struct PaintEngine::Impl {
       stopping = true;
     }
     work_cv.notify_all();
+    gpu_cv.notify_all();
+    if (gpu_thread.joinable()) gpu_thread.join();
     for (auto& t : workers) t.join();
     workers.clear();
     if (watcher.joinable()) {  // the watcher sees every fence before it stops
@@ -708,6 +801,7 @@ struct PaintEngine::Impl {
         for (auto& item : q) left.push_back(std::move(item));
       queues.clear();
       work.clear();
+      gpu_work.clear();
     }
     for (auto& item : left) {
       if (item->kind != Kind::Draw) continue;
@@ -729,6 +823,9 @@ Result<std::unique_ptr<PaintEngine>> PaintEngine::create(Backing& backing,
   if (config.decode_threads < 1 || config.decode_threads > 64)
     return Error(ErrorCode::InvalidArgument, "paint engine", "create",
                  "decode_threads must be 1..64, not " + std::to_string(config.decode_threads));
+  if (config.gpu_max_batch < 0 || config.gpu_max_batch > 64)
+    return Error(ErrorCode::InvalidArgument, "paint engine", "create",
+                 "gpu_max_batch must be 0 (auto) or 1..64, not " + std::to_string(config.gpu_max_batch));
   if (config.delta_buckets < 0 || config.delta_buckets > 64)
     return Error(ErrorCode::InvalidArgument, "paint engine", "create",
                  "delta_buckets must be 0..64");
@@ -766,6 +863,10 @@ Result<std::unique_ptr<PaintEngine>> PaintEngine::create(Backing& backing,
     }
   }
   if (mode == GpuMode::Off) gpu.reset();
+  if (config.gpu_max_batch == 0) {
+    const int engines = gpu ? gpu->hardware_engines() : 0;
+    config.gpu_max_batch = engines > 0 ? std::min(64, kGpuBatchPerEngine * engines) : 8;
+  }
   auto impl = std::make_unique<Impl>(backing, std::move(config));
   Impl* raw = impl.get();
   raw->gpu_mode = mode;
@@ -774,8 +875,12 @@ Result<std::unique_ptr<PaintEngine>> PaintEngine::create(Backing& backing,
     MutexLock lock(raw->mu);
     raw->stats.decoder = mode == GpuMode::Off ? "cpu" : (mode == GpuMode::Texture ? "gpu" : "gpu-host");
     raw->stats.decoder_reason = reason;
+    raw->stats.gpu_max_batch = raw->config.gpu_max_batch;
   }
-  if (mode == GpuMode::Texture) raw->watcher = std::thread([raw] { raw->watcher_loop(); });
+  if (mode == GpuMode::Texture) {
+    raw->watcher = std::thread([raw] { raw->watcher_loop(); });
+    raw->gpu_thread = std::thread([raw] { raw->gpu_loop(); });
+  }
   for (int i = 0; i < raw->config.decode_threads; ++i)
     raw->workers.emplace_back([raw] { raw->worker_loop(); });
   return std::unique_ptr<PaintEngine>(new PaintEngine(std::move(impl)));

@@ -147,9 +147,32 @@ class FakeGpuDecoder final : public cuda::GpuJpegDecoder {
     r.picture = std::move(h).value();
     return r;
   }
-  Result<void> decode_to_texture(std::span<const uint8_t>, const cuda::GpuDecodeParams&,
-                                 const cuda::GlTextureRegion&) const override {
+  Result<std::shared_ptr<cuda::GpuFence>> decode_to_texture(std::span<const uint8_t>, const cuda::GpuDecodeParams&,
+                                                            const cuda::GlTextureRegion&) const override {
     return Error(ErrorCode::Unsupported, "fake", "decode_to_texture", "not used by the engine");
+  }
+  // decode_to_device per job. With hold_first_call set, the first call waits until release()
+  // (so that later draws queue up behind it).
+  std::vector<Result<Picture>> decode_batch_to_device(std::span<const cuda::GpuDecodeJob> jobs) const override {
+    {
+      std::unique_lock l(mu);
+      batch_sizes.push_back(jobs.size());
+      in_first_call = batch_sizes.size() == 1;
+      cv.notify_all();
+      if (hold_first_call && batch_sizes.size() == 1) cv.wait(l, [&] { return released; });
+    }
+    std::vector<Result<Picture>> out;
+    for (const auto& j : jobs) out.push_back(decode_to_device(j.data, j.params));
+    return out;
+  }
+  void wait_first_call() {
+    std::unique_lock l(mu);
+    cv.wait(l, [&] { return !batch_sizes.empty(); });
+  }
+  void release() {
+    std::lock_guard l(mu);
+    released = true;
+    cv.notify_all();
   }
   std::vector<Result<void>> decode_batch_to_textures(std::span<const cuda::GpuTextureJob> jobs) const override {
     return std::vector<Result<void>>(jobs.size(), Error(ErrorCode::Unsupported, "fake", "batch", "not used"));
@@ -180,6 +203,8 @@ class FakeGpuDecoder final : public cuda::GpuJpegDecoder {
     forgotten.push_back(texture);
   }
   std::string info_json() const override { return "{}"; }
+  int hardware_engines() const override { return engines; }
+  int engines = 0;
 
   void signal_all() {
     std::lock_guard l(mu);
@@ -189,6 +214,10 @@ class FakeGpuDecoder final : public cuda::GpuJpegDecoder {
   mutable std::atomic<int> decodes{0}, host_decodes{0};
   mutable std::atomic<bool> fail_decode{false}, fail_copy{false}, fail_fence{false};
   bool auto_signal = true;
+  bool hold_first_call = false;
+  mutable bool released = false, in_first_call = false;
+  mutable std::vector<size_t> batch_sizes;
+  mutable std::condition_variable cv;
   mutable std::mutex mu;
   mutable std::vector<size_t> copy_sizes;
   mutable std::vector<std::shared_ptr<FakeFence>> fences;
@@ -310,9 +339,12 @@ struct GpuHarness {
   std::shared_ptr<FakeGpuDecoder> gpu = std::make_shared<FakeGpuDecoder>(&backing);
   Acks acks;
   std::unique_ptr<PaintEngine> engine;
-  explicit GpuHarness(DecoderChoice choice = DecoderChoice::Gpu) {
+  explicit GpuHarness(DecoderChoice choice = DecoderChoice::Gpu, int max_batch = 8,
+                      bool hold_first_call = false) {
+    gpu->hold_first_call = hold_first_call;
     PaintEngineConfig c;
     c.decoder = choice;
+    c.gpu_max_batch = max_batch;
     c.gpu_decoder = gpu;
     c.on_ack = acks.sink();
     auto e = PaintEngine::create(backing, c);
@@ -438,6 +470,61 @@ TEST(PaintEngineGpu, WindowsReadyTogetherShareOneCopyCall) {
   EXPECT_EQ(h.gpu->copy_sizes[0], 3u);
   EXPECT_EQ(h.engine->stats().gpu_copy_calls, 1);
   EXPECT_EQ(h.acks.acks.size(), 3u);
+}
+
+// Draws that wait for the GPU thread together are decoded in one call (one hardware batch),
+// at most gpu_max_batch at a time; a draw alone is not held back for company.
+TEST(PaintEngineGpu, DrawsWaitingTogetherShareOneGpuDecodeCall) {
+  for (int max_batch : {8, 2}) {
+    SCOPED_TRACE("gpu_max_batch " + std::to_string(max_batch));
+    GpuHarness h(DecoderChoice::Gpu, max_batch, /*hold_first_call=*/true);
+    for (int64_t wid = 1; wid <= 4; ++wid) h.engine->window_new(wid, 48, 32);
+    h.engine->submit(jpeg_draw(1, 1, 0, 0, 48, 32, 1));
+    h.gpu->wait_first_call();  // the GPU thread holds draw 1; the rest queue up
+    for (int64_t wid = 2; wid <= 4; ++wid) h.engine->submit(jpeg_draw(wid, wid, 0, 0, 48, 32, int(wid)));
+    h.engine->submit(jpeg_draw(2, 5, 8, 8, 16, 16, 5));  // a second draw of window 2
+    h.gpu->release();
+    ASSERT_TRUE(h.engine->wait_idle(std::chrono::seconds(20)));
+    const std::vector<size_t> want =
+        max_batch == 8 ? std::vector<size_t>{1, 4} : std::vector<size_t>{1, 2, 2};
+    {
+      std::lock_guard l(h.gpu->mu);
+      EXPECT_EQ(h.gpu->batch_sizes, want);
+    }
+    const auto st = h.engine->stats();
+    EXPECT_EQ(st.gpu_decodes, 5);
+    EXPECT_EQ(st.gpu_decode_calls, int64_t(want.size()));
+    EXPECT_EQ(st.gpu_batched_max, max_batch == 8 ? 4 : 2);
+    ASSERT_EQ(h.acks.acks.size(), 5u);
+    for (const auto& a : h.acks.acks) EXPECT_GT(a.decode_time_us, 0) << a.message;
+    // Window 2's two draws were painted in order.
+    std::vector<DrawPacket> w2 = {jpeg_draw(2, 2, 0, 0, 48, 32, 2), jpeg_draw(2, 5, 8, 8, 16, 16, 5)};
+    expect_same(*h.backing.snapshot(2), cpu_reference(w2, 2, 48, 32));
+  }
+}
+
+// gpu_max_batch 0 (the default): kGpuBatchPerEngine per hardware engine, 8 without engines.
+TEST(PaintEngineGpu, AutoBatchFollowsTheHardwareEngines) {
+  for (int engines : {0, 7}) {
+    FakeTextureBacking b;
+    auto gpu = std::make_shared<FakeGpuDecoder>(&b);
+    gpu->engines = engines;
+    PaintEngineConfig c;
+    c.decoder = DecoderChoice::Gpu;
+    c.gpu_decoder = gpu;
+    auto e = PaintEngine::create(b, c);
+    ASSERT_TRUE(e.ok());
+    EXPECT_EQ((*e)->stats().gpu_max_batch, engines ? kGpuBatchPerEngine * engines : 8);
+  }
+}
+
+TEST(PaintEngineGpu, GpuMaxBatchIsChecked) {
+  FakeTextureBacking b;
+  PaintEngineConfig c;
+  c.gpu_max_batch = 65;
+  auto e = PaintEngine::create(b, c);
+  ASSERT_FALSE(e.ok());
+  EXPECT_NE(e.error().message().find("gpu_max_batch"), std::string::npos);
 }
 
 TEST(PaintEngineGpu, ResizeAndDestroyForgetTheTexture) {

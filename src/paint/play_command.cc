@@ -59,6 +59,10 @@ std::string play_result_json(const PlayResult& r) {
                       {"decoder", r.decoder},
                       {"decoder_reason", r.decoder_reason},
                       {"gpu_copy_calls", r.gpu_copy_calls},
+                      {"gpu_decodes", r.gpu_decodes},
+                      {"gpu_decode_calls", r.gpu_decode_calls},
+                      {"gpu_batched_max", r.gpu_batched_max},
+                      {"gpu_max_batch", r.gpu_max_batch},
                       {"last_gpu_error", r.last_gpu_error},
                       {"all", coding_json(r.all)},
                       {"errors", r.errors},
@@ -85,6 +89,11 @@ void print_play_result(const PlayResult& r, std::ostream& out) {
     if (s.gpu > 0 || s.gpu_fallbacks > 0)
       out << s.coding << ": gpu " << s.gpu << ", cpu " << s.cpu << ", of which gpu fallbacks "
           << s.gpu_fallbacks << "\n";
+  if (r.gpu_decode_calls > 0)
+    out << "gpu: " << r.gpu_decodes << " pictures in " << r.gpu_decode_calls
+        << " decode calls (largest batch " << r.gpu_batched_max << ", limit " << r.gpu_max_batch
+        << "), " << r.gpu_copy_calls
+        << " texture copy calls\n";
   if (!r.last_gpu_error.empty()) out << "last gpu error: " << r.last_gpu_error << "\n";
   for (const auto& e : r.errors) out << "error: " << e << "\n";
   for (const auto& s : r.snapshots) out << "snapshot: " << s << "\n";

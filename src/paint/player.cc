@@ -82,6 +82,7 @@ Result<PlayResult> play_recording(const PlayOptions& options, Backing& backing) 
   config.decode_threads = options.decode_threads;
   config.direct_decode = options.direct_decode;
   config.decoder = options.decoder;
+  config.gpu_max_batch = options.gpu_max_batch;
   config.gpu = options.gpu;
   config.gpu_decoder = options.gpu_decoder;
   config.on_ack = [&](const DamageAck& ack, const PaintReport& report) {
@@ -177,6 +178,10 @@ Result<PlayResult> play_recording(const PlayOptions& options, Backing& backing) 
   {
     const auto st = engine->stats();
     result.gpu_copy_calls = st.gpu_copy_calls;
+    result.gpu_decodes = st.gpu_decodes;
+    result.gpu_decode_calls = st.gpu_decode_calls;
+    result.gpu_batched_max = st.gpu_batched_max;
+    result.gpu_max_batch = st.gpu_max_batch;
     result.last_gpu_error = st.last_gpu_error;
   }
   report_progress(done, true);

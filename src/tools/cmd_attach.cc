@@ -26,6 +26,12 @@ void add_session_options(CLI::App& cmd, ViewerOptions& o) {
   cmd.add_option("--decode-threads", o.decode_threads, "Decoder worker threads")
       ->check(CLI::Range(1, 64))
       ->capture_default_str();
+  cmd.add_option("--gpu-batch", o.gpu_max_batch,
+                 "--decoder gpu/auto: the most jpeg draws one GPU decode call takes (draws "
+                 "waiting together share the hardware JPEG engines; 1: one at a time; 0: auto, 2 per "
+                 "hardware engine)")
+      ->check(CLI::Range(0, 64))
+      ->capture_default_str();
   cmd.add_option("--exit-after", o.exit_after_s, "End the session after S seconds (0: run until Ctrl-C)")
       ->check(CLI::NonNegativeNumber);
   cmd.add_option("--snapshot-dir", o.snapshot_dir,

@@ -51,6 +51,12 @@ void add_play_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--decode-threads", a->options.decode_threads, "Decoder worker threads")
       ->check(CLI::Range(1, 64))
       ->capture_default_str();
+  cmd->add_option("--gpu-batch", a->options.gpu_max_batch,
+                  "--decoder gpu/auto: the most jpeg draws one GPU decode call takes (draws "
+                  "waiting together share the hardware JPEG engines; 1: one at a time; 0: auto, 2 per "
+                  "hardware engine)")
+      ->check(CLI::Range(0, 64))
+      ->capture_default_str();
   cmd->add_flag("--progress", a->progress,
                 "Print progress on stderr even when it is not a terminal");
   cmd->callback([a, &exit_code] {

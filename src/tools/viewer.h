@@ -38,6 +38,7 @@ struct ViewerOptions {
   bool headless = true;            // false: X11 windows through the GL backing where DISPLAY is
                                    // set and GL works, else headless (with a message)
   std::string decoder = "auto";    // jpeg/jpega: cpu, gpu, auto (paint_engine.h)
+  int gpu_max_batch = 0;           // PaintEngineConfig::gpu_max_batch
   bool json = false;               // summary as JSON on stdout
   bool progress = false;           // status lines on stderr even when it is not a terminal
   double connect_timeout_s = 20;

@@ -40,6 +40,7 @@ struct PlayOptions {
   int max_in_flight = 0;        // Pace::Max: draws queued at once (0: 4 per decode thread)
   // jpeg / jpega decoder (paint_engine.h, "GPU decoding"): cpu, gpu or auto.
   DecoderChoice decoder = DecoderChoice::Cpu;
+  int gpu_max_batch = 0;                                     // PaintEngineConfig::gpu_max_batch
   cuda::GpuDecoderOptions gpu;                               // when the engine creates one
   std::shared_ptr<const cuda::GpuJpegDecoder> gpu_decoder;  // share this one (benchmarks, tests)
   std::function<void(const PlayProgress&)> progress;  // about every 100 ms and at the end
@@ -79,6 +80,10 @@ struct PlayResult {
   std::string decoder = "cpu";         // PaintEngineStats::decoder and decoder_reason
   std::string decoder_reason;
   int64_t gpu_copy_calls = 0;          // texture copy calls (several windows' draws per call)
+  int64_t gpu_decodes = 0;             // pictures decoded on the GPU
+  int64_t gpu_decode_calls = 0;        // GPU decode calls (pictures / calls = mean batch)
+  int64_t gpu_batched_max = 0;         // the most pictures one GPU decode call took
+  int gpu_max_batch = 0;               // the batch limit in force (PaintEngineStats)
   std::string last_gpu_error;
   std::vector<CodingStats> per_coding;  // sorted by coding
   CodingStats all;
