@@ -3,10 +3,13 @@
 //   nvjpeg     nvJPEG's own single-picture decode (nvjpegDecode, DEFAULT backend, RGBI) to device
 //              memory, then a stream synchronisation
 //   device     pixpath decode_to_device (RGBA, CUDA memory) + wait on its event
-//   texture    pixpath decode_to_texture into an immutable RGBA8 texture + a GL fence wait
+//   texture    pixpath decode_to_texture into an immutable RGBA8 texture + a wait on its fence (a
+//              CUDA event after the unmap: the pixels are in the texture), and + a GL fence wait
 //   hybrid / gpu_hybrid   decode_to_device with the backend forced (routing threshold)
 //   batch8     8 windows updating at once: decode_batch_to_textures of 8 pictures (hardware
-//              engines) + a GL fence; and back to back without waits, aggregate frames/s
+//              engines) + a GL fence; and back to back without waits, aggregate frames/s; and
+//              decode_batch_to_device of 8 back to back (the paint engine's GPU thread)
+//   --sync-probe FILE...  where the texture path's time goes (host round trips, interop alone)
 // Every figure is the median (p50) of --iters host wall times after warm-up, each ending in a
 // host wait. Usage: cuda_gpu_jpeg_benchmark [--iters N] [--batch-iters N] FILE.jpg...
 #include <cuda_runtime_api.h>
@@ -185,6 +188,200 @@ int probe(const char* path) {
   return 0;
 }
 
+
+// --sync-probe FILE...: where the texture path's time over nvJPEG's own decode goes. Host
+// round trips on an idle GPU (a GL fence waited on blocking or by polling, a CUDA stream
+// synchronisation), then CUDA-GL interop alone (map, a 2-D copy into the texture's array,
+// unmap) ended by each kind of wait, with the host time of the map and unmap calls; then per
+// file: nvJPEG alone, decode_to_device, and decode_to_texture ended by each kind of wait.
+extern "C" cudaError_t CUDARTAPI cudaGraphicsGLRegisterImage(cudaGraphicsResource** resource, unsigned int image,
+                                                             unsigned int target, unsigned int flags);
+
+bool fence_poll() {
+  GLsync s = glFenceSync(GL_SYNC_GPU_COMMANDS_COMPLETE, 0);
+  GLenum r = glClientWaitSync(s, GL_SYNC_FLUSH_COMMANDS_BIT, 0);
+  while (r == GL_TIMEOUT_EXPIRED) r = glClientWaitSync(s, 0, 0);
+  glDeleteSync(s);
+  return r == GL_ALREADY_SIGNALED || r == GL_CONDITION_SATISFIED;
+}
+
+int sync_probe(const std::vector<const char*>& files, int iters) {
+  testing::HeadlessGl gl;
+  if (!gl.ok()) return std::fprintf(stderr, "headless GL: %s\n", gl.error().c_str()), 2;
+  std::printf("GL: %s\n", gl.renderer().c_str());
+  auto created = GpuJpegDecoder::create();
+  if (!created.ok()) return std::fprintf(stderr, "GPU decoder: %s\n", created.error().message().c_str()), 2;
+  auto& dec = **created;
+  std::printf("\n| what | size | p50 ms | p10 ms | p90 ms | note |\n|---|---|---|---|---|---|\n");
+  auto line = [](const std::string& what, const std::string& size, const Stats& s, const std::string& note = "") {
+    std::printf("| %s | %s | %.3f | %.3f | %.3f | %s |\n", what.c_str(), size.c_str(), s.p50, s.p10, s.p90, note.c_str());
+    std::fflush(stdout);
+  };
+  cudaStream_t stream = nullptr;
+  cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking);
+  cudaEvent_t spin_ev = nullptr, block_ev = nullptr;
+  cudaEventCreateWithFlags(&spin_ev, cudaEventDisableTiming);
+  cudaEventCreateWithFlags(&block_ev, cudaEventDisableTiming | cudaEventBlockingSync);
+  // PIXPATH_PROBE_FILES_ONLY=1: only the per-file rows (A/B runs of PIXPATH_CUDA_TEXTURE_WRITE).
+  const bool files_only = std::getenv("PIXPATH_PROBE_FILES_ONLY") != nullptr;
+  if (!files_only) {
+  line("GL fence, nothing queued, blocking glClientWaitSync", "-", time_it(iters, 10, testing::HeadlessGl::fence_wait));
+  line("GL fence, nothing queued, polling glClientWaitSync", "-", time_it(iters, 10, fence_poll));
+  line("cudaStreamSynchronize, empty stream", "-", time_it(iters, 10, [&] { return cudaStreamSynchronize(stream) == cudaSuccess; }));
+  line("cudaEventSynchronize (blocking-sync event), empty stream", "-", time_it(iters, 10, [&] {
+         return cudaEventRecord(block_ev, stream) == cudaSuccess && cudaEventSynchronize(block_ev) == cudaSuccess;
+       }));
+  for (auto [w, h] : {std::pair{3840, 2160}, std::pair{1920, 1080}}) {
+    const std::string size = std::to_string(w) + "x" + std::to_string(h);
+    GLuint tex = testing::HeadlessGl::make_texture(w, h);
+    cudaGraphicsResource_t res = nullptr;
+    if (cudaGraphicsGLRegisterImage(&res, tex, GL_TEXTURE_2D, cudaGraphicsRegisterFlagsSurfaceLoadStore) != cudaSuccess) {
+      std::fprintf(stderr, "register failed\n");
+      return 2;
+    }
+    void* src = nullptr;
+    size_t pitch = size_t(w) * 4;
+    cudaMalloc(&src, pitch * h);
+    cudaMemset(src, 0x80, pitch * h);
+    void* dst = nullptr;
+    cudaMalloc(&dst, pitch * h);
+    std::vector<double> map_ms, unmap_ms;
+    auto interop = [&](bool record) {
+      const auto t0 = Clock::now();
+      if (cudaGraphicsMapResources(1, &res, stream) != cudaSuccess) return false;
+      const auto t1 = Clock::now();
+      cudaArray_t a = nullptr;
+      cudaGraphicsSubResourceGetMappedArray(&a, res, 0, 0);
+      cudaMemcpy2DToArrayAsync(a, 0, 0, src, pitch, pitch, h, cudaMemcpyDeviceToDevice, stream);
+      const auto t2 = Clock::now();
+      if (cudaGraphicsUnmapResources(1, &res, stream) != cudaSuccess) return false;
+      const auto t3 = Clock::now();
+      if (record) {
+        map_ms.push_back(std::chrono::duration<double, std::milli>(t1 - t0).count());
+        unmap_ms.push_back(std::chrono::duration<double, std::milli>(t3 - t2).count());
+      }
+      return true;
+    };
+    line("2-D copy into CUDA memory + cudaStreamSynchronize (no interop)", size, time_it(iters, 10, [&] {
+           return cudaMemcpy2DAsync(dst, pitch, src, pitch, pitch, h, cudaMemcpyDeviceToDevice, stream) == cudaSuccess &&
+                  cudaStreamSynchronize(stream) == cudaSuccess;
+         }));
+    line("2-D copy into CUDA memory + GL fence poll (no interop)", size, time_it(iters, 10, [&] {
+           return cudaMemcpy2DAsync(dst, pitch, src, pitch, pitch, h, cudaMemcpyDeviceToDevice, stream) == cudaSuccess &&
+                  cudaStreamSynchronize(stream) == cudaSuccess && fence_poll();
+         }));
+    line("map + copy + unmap + cudaStreamSynchronize", size, time_it(iters, 10, [&] {
+           return interop(true) && cudaStreamSynchronize(stream) == cudaSuccess;
+         }));
+    std::sort(map_ms.begin(), map_ms.end());
+    std::sort(unmap_ms.begin(), unmap_ms.end());
+    line("  host time of cudaGraphicsMapResources (same loop)", size, {map_ms[map_ms.size() / 2], map_ms[map_ms.size() / 10], map_ms[map_ms.size() * 9 / 10]});
+    line("  host time of cudaGraphicsUnmapResources (same loop)", size, {unmap_ms[unmap_ms.size() / 2], unmap_ms[unmap_ms.size() / 10], unmap_ms[unmap_ms.size() * 9 / 10]});
+    line("map + copy + unmap + spinning event", size, time_it(iters, 10, [&] {
+           return interop(false) && cudaEventRecord(spin_ev, stream) == cudaSuccess && cudaEventSynchronize(spin_ev) == cudaSuccess;
+         }));
+    line("map + copy + unmap + blocking-sync event", size, time_it(iters, 10, [&] {
+           return interop(false) && cudaEventRecord(block_ev, stream) == cudaSuccess && cudaEventSynchronize(block_ev) == cudaSuccess;
+         }));
+    line("map + copy + unmap + GL fence blocking", size, time_it(iters, 10, [&] { return interop(false) && testing::HeadlessGl::fence_wait(); }));
+    line("map + copy + unmap + GL fence poll", size, time_it(iters, 10, [&] { return interop(false) && fence_poll(); }));
+    line("map + copy + unmap + stream sync + GL fence poll", size, time_it(iters, 10, [&] {
+           return interop(false) && cudaStreamSynchronize(stream) == cudaSuccess && fence_poll();
+         }));
+    // Map held across the copy while the host does other work first (the overlap idea): map,
+    // then wait for the map to be done, then time only copy + unmap + wait.
+    {
+      std::vector<double> v;
+      for (int i = 0; i < iters + 10; ++i) {
+        cudaGraphicsMapResources(1, &res, stream);
+        cudaStreamSynchronize(stream);
+        const auto t0 = Clock::now();
+        cudaArray_t a = nullptr;
+        cudaGraphicsSubResourceGetMappedArray(&a, res, 0, 0);
+        cudaMemcpy2DToArrayAsync(a, 0, 0, src, pitch, pitch, h, cudaMemcpyDeviceToDevice, stream);
+        cudaGraphicsUnmapResources(1, &res, stream);
+        cudaStreamSynchronize(stream);
+        if (i >= 10) v.push_back(std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
+      }
+      std::sort(v.begin(), v.end());
+      line("mapped beforehand: copy + unmap + cudaStreamSynchronize", size, {v[v.size() / 2], v[v.size() / 10], v[v.size() * 9 / 10]});
+      v.clear();
+      for (int i = 0; i < iters + 10; ++i) {
+        cudaGraphicsMapResources(1, &res, stream);
+        cudaStreamSynchronize(stream);
+        const auto t0 = Clock::now();
+        cudaArray_t a = nullptr;
+        cudaGraphicsSubResourceGetMappedArray(&a, res, 0, 0);
+        cudaMemcpy2DToArrayAsync(a, 0, 0, src, pitch, pitch, h, cudaMemcpyDeviceToDevice, stream);
+        cudaGraphicsUnmapResources(1, &res, stream);
+        fence_poll();
+        if (i >= 10) v.push_back(std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
+      }
+      std::sort(v.begin(), v.end());
+      line("mapped beforehand: copy + unmap + GL fence poll", size, {v[v.size() / 2], v[v.size() / 10], v[v.size() * 9 / 10]});
+    }
+    cudaStreamSynchronize(stream);
+    cudaGraphicsUnregisterResource(res);
+    cudaFree(src);
+    cudaFree(dst);
+    glDeleteTextures(1, &tex);
+  }
+  }  // files_only
+  const char* mode = std::getenv("PIXPATH_CUDA_TEXTURE_WRITE");
+  const std::string write = std::string(" [texture write: ") + (mode ? mode : "surface") + "]";
+
+  nvjpegHandle_t nvj = nullptr;
+  nvjpegJpegState_t nvj_state = nullptr;
+  nvjpegCreateSimple(&nvj);
+  nvjpegJpegStateCreate(nvj, &nvj_state);
+  for (const char* path : files) {
+    const auto data = read_file(path);
+    GpuDecodeParams params;
+    auto info = dec.inspect(data, params);
+    if (!info.ok()) continue;
+    const int w = info->width, h = info->height;
+    std::string name = path;
+    name = name.substr(name.rfind('/') + 1);
+    void* rgbi = nullptr;
+    cudaMalloc(&rgbi, size_t(w) * h * 3);
+    nvjpegImage_t out{};
+    out.channel[0] = static_cast<unsigned char*>(rgbi);
+    out.pitch[0] = size_t(w) * 3;
+    line("nvjpegDecode RGBI + cudaStreamSynchronize (nvJPEG alone)", name, time_it(iters, 5, [&] {
+           return nvjpegDecode(nvj, nvj_state, data.data(), data.size(), NVJPEG_OUTPUT_RGBI, &out, stream) == NVJPEG_STATUS_SUCCESS &&
+                  cudaStreamSynchronize(stream) == cudaSuccess;
+         }));
+    cudaFree(rgbi);
+    line("decode_to_device + its event", name, time_it(iters, 5, [&] {
+           auto pic = dec.decode_to_device(data, params);
+           return pic.ok() && pic->plane(0).storage->wait_ready().ok();
+         }));
+    GLuint tex = testing::HeadlessGl::make_texture(w, h);
+    const GlTextureRegion region{tex, w, h, 0, 0};
+    line("decode_to_texture + its fence" + write, name, time_it(iters, 5, [&] {
+           auto f = dec.decode_to_texture(data, params, region);
+           return f.ok() && (*f)->wait().ok();
+         }));
+    line("decode_to_texture + cudaDeviceSynchronize", name, time_it(iters, 5, [&] {
+           return dec.decode_to_texture(data, params, region).ok() && cudaDeviceSynchronize() == cudaSuccess;
+         }));
+    line("decode_to_texture + GL fence poll", name, time_it(iters, 5, [&] {
+           return dec.decode_to_texture(data, params, region).ok() && fence_poll();
+         }));
+    line("decode_to_texture + GL fence blocking", name, time_it(iters, 5, [&] {
+           return dec.decode_to_texture(data, params, region).ok() && testing::HeadlessGl::fence_wait();
+         }));
+    line("decode_to_texture + cudaDeviceSynchronize + GL fence poll", name, time_it(iters, 5, [&] {
+           return dec.decode_to_texture(data, params, region).ok() && cudaDeviceSynchronize() == cudaSuccess && fence_poll();
+         }));
+    dec.forget_texture(tex);
+    glDeleteTextures(1, &tex);
+  }
+  nvjpegJpegStateDestroy(nvj_state);
+  nvjpegDestroy(nvj);
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -196,6 +393,10 @@ int main(int argc, char** argv) {
     else files.push_back(argv[i]);
   }
   if (argc == 3 && !std::strcmp(argv[1], "--probe")) return probe(argv[2]);
+  if (argc >= 2 && !std::strcmp(argv[1], "--sync-probe")) {
+    files.erase(files.begin());  // "--sync-probe" itself
+    return sync_probe(files, iters);
+  }
   // --phases FILE: only decode_to_device (auto) of one file, then the engine's host time per
   // phase (a fresh process, so the engine's counters hold this file alone).
   if (argc == 3 && !std::strcmp(argv[1], "--phases")) {
@@ -284,6 +485,14 @@ int main(int argc, char** argv) {
     row(name, w, h, data.size(), "pixpath decode_to_device, GPU_HYBRID", device_route(GpuBackend::GpuHybrid));
 
     GLuint tex = testing::HeadlessGl::make_texture(w, h);
+    row(name, w, h, data.size(), "pixpath decode_to_texture + its fence", time_it(n, 5, [&] {
+          auto r = dec.decode_to_texture(data, {}, {tex, w, h, 0, 0});
+          if (!r.ok()) {
+            std::fprintf(stderr, "%s\n", r.error().message().c_str());
+            return false;
+          }
+          return (*r)->wait().ok();
+        }), "CUDA event after the unmap");
     row(name, w, h, data.size(), "pixpath decode_to_texture + GL fence wait", time_it(n, 5, [&] {
           auto r = dec.decode_to_texture(data, {}, {tex, w, h, 0, 0});
           if (!r.ok()) {
@@ -333,6 +542,27 @@ int main(int argc, char** argv) {
       ok = ok && testing::HeadlessGl::fence_wait();
       const double s = std::chrono::duration<double>(Clock::now() - t0).count();
       std::printf("| %s | %dx%d | %zu | 8 windows one by one (decode_to_texture each), back to back | aggregate %.0f frames/s | | | %d rounds in %.3f s |\n",
+                  name.c_str(), w, h, data.size(), ok ? 8.0 * batch_iters / s : 0.0, batch_iters, s);
+    }
+    {
+      std::vector<GpuDecodeJob> djobs(8, GpuDecodeJob{data, {}});
+      // As the paint engine's GPU thread: the next batch is asked for before the previous one's
+      // pictures are waited on (their events), so batches overlap as they do there.
+      const auto t0 = Clock::now();
+      bool ok = true;
+      std::vector<Result<Picture>> previous;
+      auto wait_all = [&](std::vector<Result<Picture>>& v) {
+        for (auto& r : v) ok = ok && r.ok() && r->plane(0).storage->wait_ready().ok();
+        v.clear();
+      };
+      for (int i = 0; i < batch_iters && ok; ++i) {
+        auto current = dec.decode_batch_to_device(djobs);
+        wait_all(previous);
+        previous = std::move(current);
+      }
+      wait_all(previous);
+      const double s = std::chrono::duration<double>(Clock::now() - t0).count();
+      std::printf("| %s | %dx%d | %zu | decode_batch_to_device of 8, back to back | aggregate %.0f frames/s | | | %d batches in %.3f s |\n",
                   name.c_str(), w, h, data.size(), ok ? 8.0 * batch_iters / s : 0.0, batch_iters, s);
     }
     for (auto t : texs) {

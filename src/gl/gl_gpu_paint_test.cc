@@ -121,7 +121,9 @@ void expect_all_acked_gpu(const paint::PlayResult& r, bool expect_gpu) {
     std::printf("  %s: %lld draws, gpu %lld, cpu %lld, fallbacks %lld, total p50 %lld us\n",
                 c.coding.c_str(), (long long)c.draws, (long long)c.gpu, (long long)c.cpu,
                 (long long)c.gpu_fallbacks, (long long)c.total.p50);
-    if (expect_gpu) EXPECT_GT(c.gpu, 0);
+    if (expect_gpu) {
+      EXPECT_GT(c.gpu, 0);
+    }
   }
 }
 

@@ -2,10 +2,15 @@
 // by side in one process (docs/performance.md, "GPU decode"). A plain program: it plays whole
 // recordings through the player API.
 //
-//   gpu_paint_benchmark --make-recording OUT.pxrec --draws N JPEG...   (one 3840x2160 window)
-//   gpu_paint_benchmark [--threads N] [--in-flight N] [--repeat R] RECORDING...  (cpu and gpu)
+//   gpu_paint_benchmark --make-recording OUT.pxrec --draws N [--windows W] JPEG...
+//       (W 3840x2160 windows, 1 by default; the draws go round the windows: all updating at once)
+//   gpu_paint_benchmark [--threads N] [--in-flight N] [--repeat R] [--gpu-batch B1,B2...] RECORDING...
+//       (the cpu decoder, then the gpu decoder once per gpu_max_batch value, 0 = auto by default;
+//       --no-cpu: the gpu runs only)
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -16,7 +21,7 @@ using namespace pixpath;
 
 namespace {
 
-void print_row(const std::string& file, const char* decoder, const gl::testing::Played& p) {
+void print_row(const std::string& file, const std::string& decoder, const gl::testing::Played& p) {
   const auto& r = p.result;
   const paint::CodingStats* jpeg = nullptr;
   for (const auto& c : r.per_coding)
@@ -24,12 +29,14 @@ void print_row(const std::string& file, const char* decoder, const gl::testing::
   const auto& s = jpeg ? *jpeg : r.all;
   const double painted = double(std::max<int64_t>(1, r.all.painted));
   std::printf(
-      "%-28s %-4s draws %5lld  %8.1f draws/s  jpeg total p50 %7.2f p99 %7.2f ms  decode p50 %6.2f  "
-      "ui p50 %5.2f p99 %5.2f ms  gpu %lld cpu %lld fallbacks %lld  copy calls %lld  pixpath copies/paint %.2f  "
+      "%-28s %-9s draws %5lld  %8.1f draws/s  jpeg total p50 %7.2f p99 %7.2f ms  decode p50 %6.2f  "
+      "ui p50 %5.2f p99 %5.2f ms  gpu %lld cpu %lld fallbacks %lld  gpu decode calls %lld (largest %lld)  "
+      "copy calls %lld  pixpath copies/paint %.2f  "
       "gl host copies %lld  gl uploaded MB %.1f  external writes %lld  errors %lld\n",
-      file.c_str(), decoder, (long long)r.all.draws, r.fps, s.total.p50 / 1000.0, s.total.p99 / 1000.0,
+      file.c_str(), decoder.c_str(), (long long)r.all.draws, r.fps, s.total.p50 / 1000.0, s.total.p99 / 1000.0,
       s.decode.p50 / 1000.0, s.paint.p50 / 1000.0, s.paint.p99 / 1000.0, (long long)r.all.gpu,
-      (long long)r.all.cpu, (long long)r.all.gpu_fallbacks, (long long)r.gpu_copy_calls,
+      (long long)r.all.cpu, (long long)r.all.gpu_fallbacks, (long long)r.gpu_decode_calls,
+      (long long)r.gpu_batched_max, (long long)r.gpu_copy_calls,
       double(r.copies) / painted, (long long)p.gl.host_copies, p.gl.bytes_uploaded / 1e6,
       (long long)p.gl.external_writes, (long long)r.all.errors);
   std::fflush(stdout);
@@ -40,7 +47,9 @@ void print_row(const std::string& file, const char* decoder, const gl::testing::
 int main(int argc, char** argv) {
   std::vector<std::string> files;
   std::string make;
-  int draws = 300, threads = 2, repeat = 1, in_flight = 0;
+  int draws = 300, threads = 2, repeat = 1, in_flight = 0, windows = 1;
+  std::vector<int> batches{0};
+  bool cpu = true;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--make-recording" && i + 1 < argc) make = argv[++i];
@@ -48,6 +57,16 @@ int main(int argc, char** argv) {
     else if (a == "--threads" && i + 1 < argc) threads = std::atoi(argv[++i]);
     else if (a == "--repeat" && i + 1 < argc) repeat = std::atoi(argv[++i]);
     else if (a == "--in-flight" && i + 1 < argc) in_flight = std::atoi(argv[++i]);
+    else if (a == "--no-cpu") cpu = false;
+    else if (a == "--windows" && i + 1 < argc) windows = std::max(1, std::atoi(argv[++i]));
+    else if (a == "--gpu-batch" && i + 1 < argc) {
+      batches.clear();
+      for (std::string list = argv[++i]; !list.empty();) {
+        const auto comma = list.find(',');
+        batches.push_back(std::atoi(list.substr(0, comma).c_str()));
+        list = comma == std::string::npos ? "" : list.substr(comma + 1);
+      }
+    }
     else files.push_back(a);
   }
   if (!make.empty()) {
@@ -60,9 +79,9 @@ int main(int argc, char** argv) {
       std::printf("%s: %dx%d, %zu bytes\n", f.c_str(), sizes.back().first, sizes.back().second, b->size());
       jpegs.push_back(std::move(b).value());
     }
-    auto r = gl::testing::write_jpeg_recording(make, jpegs, sizes, draws);
+    auto r = gl::testing::write_jpeg_recording(make, jpegs, sizes, draws, 3840, 2160, windows);
     if (!r.ok()) return std::fprintf(stderr, "%s\n", r.error().message().c_str()), 1;
-    std::printf("wrote %s: %d draws\n", make.c_str(), draws);
+    std::printf("wrote %s: %d draws, %d window(s)\n", make.c_str(), draws, windows);
     return 0;
   }
   auto dec = cuda::GpuJpegDecoder::create();
@@ -81,31 +100,37 @@ int main(int argc, char** argv) {
   }
   int rc = 0;
   for (const auto& f : files) {
+    const auto slash = f.rfind('/');
+    const std::string name = slash == std::string::npos ? f : f.substr(slash + 1);
     for (int rep = 0; rep < repeat; ++rep) {
-      gl::testing::Played runs[2];
-      bool ok[2] = {false, false};
-      const paint::DecoderChoice choices[2] = {paint::DecoderChoice::Cpu, paint::DecoderChoice::Gpu};
-      for (int k = 0; k < 2; ++k) {
-        auto p = gl::testing::play_gl(f, choices[k], k ? gpu : nullptr, threads, in_flight);
+      // The cpu decoder first, then the gpu decoder once per batch limit, side by side.
+      std::optional<gl::testing::Played> cpu_run;
+      for (int k = cpu ? -1 : 0; k < int(batches.size()); ++k) {
+        const bool gpu_run = k >= 0;
+        std::string label = gpu_run ? "gpu b=" + std::to_string(batches[size_t(k)]) : "cpu";
+        auto p = gl::testing::play_gl(f, gpu_run ? paint::DecoderChoice::Gpu : paint::DecoderChoice::Cpu,
+                                      gpu_run ? gpu : nullptr, threads, in_flight,
+                                      gpu_run ? batches[size_t(k)] : 0);
         if (!p.ok()) {
-          std::printf("%s %s: %s\n", f.c_str(), k ? "gpu" : "cpu", p.error().message().c_str());
+          std::printf("%s %s: %s\n", f.c_str(), label.c_str(), p.error().message().c_str());
           rc = 1;
           continue;
         }
-        runs[k] = std::move(p).value();
-        ok[k] = true;
-        const auto slash = f.rfind('/');
-        print_row(slash == std::string::npos ? f : f.substr(slash + 1), k ? "gpu" : "cpu", runs[k]);
-        if (k && !runs[k].result.last_gpu_error.empty())
-          std::printf("  last gpu error: %s\n", runs[k].result.last_gpu_error.c_str());
-      }
-      if (ok[0] && ok[1]) {
-        for (const auto& [wid, pic] : runs[0].windows) {
-          auto it = runs[1].windows.find(wid);
-          if (it == runs[1].windows.end()) continue;
+        if (gpu_run && batches[size_t(k)] == 0) label = "gpu b=" + std::to_string(p->result.gpu_max_batch) + "a";
+        print_row(name, label, *p);
+        if (gpu_run && !p->result.last_gpu_error.empty())
+          std::printf("  last gpu error: %s\n", p->result.last_gpu_error.c_str());
+        if (!gpu_run) {
+          cpu_run = std::move(p).value();
+          continue;
+        }
+        if (!cpu_run) continue;
+        for (const auto& [wid, pic] : cpu_run->windows) {
+          auto it = p->windows.find(wid);
+          if (it == p->windows.end()) continue;
           auto d = gl::testing::compare(pic, it->second);
-          std::printf("  window %lld %dx%d: cpu vs gpu snapshot max difference %d (%lld channel values differ)\n",
-                      (long long)wid, pic.width(), pic.height(), d.max, (long long)d.differing);
+          std::printf("  window %lld %dx%d: cpu vs %s snapshot max difference %d (%lld channel values differ)\n",
+                      (long long)wid, pic.width(), pic.height(), label.c_str(), d.max, (long long)d.differing);
         }
       }
     }

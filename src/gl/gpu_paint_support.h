@@ -20,29 +20,34 @@ namespace pixpath::gl::testing {
 inline Result<void> write_jpeg_recording(const std::string& path,
                                          const std::vector<std::vector<uint8_t>>& jpegs,
                                          const std::vector<std::pair<int, int>>& sizes, int draws,
-                                         int window_w = 3840, int window_h = 2160) {
+                                         int window_w = 3840, int window_h = 2160, int windows = 1) {
   PIXPATH_TRY(auto w, paint::RecordingWriter::create(path));
-  paint::RecordedEvent e;
-  e.type = paint::RecordType::WindowNew;
-  e.wid = 1;
-  e.w = window_w;
-  e.h = window_h;
-  PIXPATH_CHECK(w.write(e));
+  for (int wid = 1; wid <= windows; ++wid) {
+    paint::RecordedEvent e;
+    e.type = paint::RecordType::WindowNew;
+    e.wid = wid;
+    e.w = window_w;
+    e.h = window_h;
+    PIXPATH_CHECK(w.write(e));
+  }
+  // With several windows the draws go round the windows, one frame time per round: every
+  // window updating at once.
   for (int i = 0; i < draws; ++i) {
-    const size_t k = size_t(i) % jpegs.size();
+    const size_t k = size_t(i / windows) % jpegs.size();
+    const int wid = 1 + i % windows;
     paint::RecordedEvent d;
     d.type = paint::RecordType::Draw;
-    d.time_us = int64_t(i + 1) * 16'666;
-    d.wid = 1;
+    d.time_us = int64_t(i / windows + 1) * 16'666;
+    d.wid = wid;
     auto [jw, jh] = sizes[k];
     int x = 0, y = 0;
     if (jw < window_w || jh < window_h) {
-      const int q = i % 4;
+      const int q = (i / windows) % 4;
       x = (q & 1) ? window_w - jw : 0;
       y = (q & 2) ? window_h - jh : 0;
     }
     d.x = x, d.y = y, d.w = jw, d.h = jh;
-    d.draw.wid = 1;
+    d.draw.wid = wid;
     d.draw.sequence = i + 1;
     d.draw.x = x, d.draw.y = y, d.draw.w = jw, d.draw.h = jh;
     d.draw.coding = "jpeg";
@@ -73,7 +78,7 @@ struct Played {
 // Plays `file` at full speed (at most `in_flight` draws queued; 0: the player's default) into a fresh GL backing with `decoder`; snapshots every window.
 inline Result<Played> play_gl(const std::string& file, paint::DecoderChoice decoder,
                               std::shared_ptr<const cuda::GpuJpegDecoder> gpu, int threads = 2,
-                              int in_flight = 0) {
+                              int in_flight = 0, int gpu_max_batch = 0) {
   PIXPATH_TRY(auto backing, GlBacking::create());
   paint::PlayOptions o;
   o.file = file;
@@ -82,6 +87,7 @@ inline Result<Played> play_gl(const std::string& file, paint::DecoderChoice deco
   o.gpu_decoder = std::move(gpu);
   o.decode_threads = threads;
   o.max_in_flight = in_flight;
+  o.gpu_max_batch = gpu_max_batch;
   Played p;
   PIXPATH_TRY(p.result, paint::play_recording(o, *backing));
   for (int64_t wid : backing->windows()) {
