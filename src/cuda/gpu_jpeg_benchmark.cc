@@ -266,6 +266,19 @@ int sync_probe(const std::vector<const char*>& files, int iters) {
            return cudaMemcpy2DAsync(dst, pitch, src, pitch, pitch, h, cudaMemcpyDeviceToDevice, stream) == cudaSuccess &&
                   cudaStreamSynchronize(stream) == cudaSuccess;
          }));
+    line("1-D copy in CUDA memory + cudaStreamSynchronize + GL fence poll (no interop)", size, time_it(iters, 10, [&] {
+           return cudaMemcpyAsync(dst, src, pitch * h, cudaMemcpyDeviceToDevice, stream) == cudaSuccess &&
+                  cudaStreamSynchronize(stream) == cudaSuccess && fence_poll();
+         }));
+    line("cudaMemsetAsync + cudaStreamSynchronize + GL fence poll (no interop)", size, time_it(iters, 10, [&] {
+           return cudaMemsetAsync(dst, 1, pitch * h, stream) == cudaSuccess &&
+                  cudaStreamSynchronize(stream) == cudaSuccess && fence_poll();
+         }));
+    line("GL fence poll, then 2-D copy in CUDA memory + cudaStreamSynchronize", size, time_it(iters, 10, [&] {
+           return fence_poll() &&
+                  cudaMemcpy2DAsync(dst, pitch, src, pitch, pitch, h, cudaMemcpyDeviceToDevice, stream) == cudaSuccess &&
+                  cudaStreamSynchronize(stream) == cudaSuccess;
+         }));
     line("2-D copy into CUDA memory + GL fence poll (no interop)", size, time_it(iters, 10, [&] {
            return cudaMemcpy2DAsync(dst, pitch, src, pitch, pitch, h, cudaMemcpyDeviceToDevice, stream) == cudaSuccess &&
                   cudaStreamSynchronize(stream) == cudaSuccess && fence_poll();
@@ -377,6 +390,7 @@ int sync_probe(const std::vector<const char*>& files, int iters) {
     dec.forget_texture(tex);
     glDeleteTextures(1, &tex);
   }
+  std::printf("decoder after: %s\n", dec.info_json().c_str());
   nvjpegJpegStateDestroy(nvj_state);
   nvjpegDestroy(nvj);
   return 0;

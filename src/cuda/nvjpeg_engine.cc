@@ -788,8 +788,11 @@ class NvjpegEngine final : public abi::Engine {
   // unmap, fence. The host waits for nothing but nvJPEG's own calls. The map is queued as soon as
   // the picture's size is known, before the decode, so that the texture stream is ready when the
   // planes are. Measured on the H200 (docs/performance.md, "Where the texture path's time goes"):
-  // the CUDA-GL hand-over costs about 0.3 ms whatever is done; mapping before the decode, writing
-  // with the copy engine instead of the kernel, and mapping after the decode all cost the same.
+  // every hand-over of the GPU between the GL and the CUDA context costs 0.2-0.3 ms, even with no
+  // interop at all, and the CUDA work running meanwhile waits (the map is done 0.33 ms after the
+  // start, but the decode ends 0.2 ms later than alone). Mapping after the decode, and writing
+  // with the copy engine instead of the kernel, cost the same; mapping from another thread is
+  // refused (the map needs the GL context's thread).
   Result<void*> decode_to_texture(const abi::DecodeRequest& r, const abi::TextureTarget& t) override {
     PIXPATH_CHECK(bind());
     PIXPATH_TRY(TextureRegistration* reg, registration(t));
@@ -798,6 +801,12 @@ class NvjpegEngine final : public abi::Engine {
     std::unique_lock paint(paint_mu_, std::defer_lock);  // held from the map to the fence
     cudaStream_t ts = nullptr;
     bool mapped = false;
+    const bool trace = texture_trace_on();
+    cudaEvent_t tev[5] = {};  // start, map done, decoded, converted, unmapped
+    if (trace) {
+      for (auto& e : tev) (void)cudaEventCreate(&e);
+      (void)cudaEventRecord(tev[0], s.stream);
+    }
     auto map = [&]() -> Result<void> {
       const auto& pl = s.color;  // sized by the decode before it calls this
       PIXPATH_CHECK(set_map_flags(*reg, t.x == 0 && t.y == 0 && pl.width == t.texture_width &&
@@ -805,6 +814,7 @@ class NvjpegEngine final : public abi::Engine {
       paint.lock();
       PIXPATH_TRY(ts, texture_stream());
       CUDA_TRY("gpu texture", cudaGraphicsMapResources(1, &reg->resource, ts));
+      if (trace) (void)cudaEventRecord(tev[1], ts);
       mapped = true;
       return ok();
     };
@@ -818,6 +828,7 @@ class NvjpegEngine final : public abi::Engine {
                              " does not fit the " + std::to_string(t.texture_width) + "x" +
                              std::to_string(t.texture_height) + " texture");
       CUDA_TRY("gpu decode", cudaEventRecord(s.decoded, s.stream));
+      if (trace) (void)cudaEventRecord(tev[2], s.stream);
       CUDA_TRY("gpu texture", cudaStreamWaitEvent(ts, s.decoded, 0));
       PIXPATH_CHECK(surface_for(*reg, ts));
       ConvertJob job = convert_job(s, img, r);
@@ -827,6 +838,7 @@ class NvjpegEngine final : public abi::Engine {
       if (inject_failure("texture"))
         return gpu_error(ErrorCode::Internal, "gpu texture", "failure injected (PIXPATH_CUDA_INJECT_FAILURE)");
       CUDA_TRY("gpu convert", launch_ycc_to_rgba(job, ts));
+      if (trace) (void)cudaEventRecord(tev[3], ts);
       // The slot's next picture overwrites the planes: its stream waits for this conversion.
       CUDA_TRY("gpu convert", cudaEventRecord(s.converted, ts));
       CUDA_TRY("gpu convert", cudaStreamWaitEvent(s.stream, s.converted, 0));
@@ -836,8 +848,49 @@ class NvjpegEngine final : public abi::Engine {
       const cudaError_t e = cudaGraphicsUnmapResources(1, &reg->resource, ts);
       if (result && e != cudaSuccess) return cuda_error("gpu texture", "cudaGraphicsUnmapResources", e);
     }
+    if (trace) {
+      if (mapped && result) {
+        (void)cudaEventRecord(tev[4], ts);
+        (void)cudaEventSynchronize(tev[4]);
+        float ms[4] = {};
+        for (int i = 0; i < 4; ++i) (void)cudaEventElapsedTime(&ms[i], tev[i == 0 ? 0 : (i == 1 ? 0 : i)], tev[i + 1]);
+        std::lock_guard lock(trace_.mu);
+        trace_.map.push_back(ms[0]);
+        trace_.decode.push_back(ms[1]);
+        trace_.convert_after_decode.push_back(ms[2]);
+        trace_.unmap.push_back(ms[3]);
+      }
+      (void)cudaStreamSynchronize(ts);
+      for (auto e : tev) (void)cudaEventDestroy(e);
+    }
     if (!result) return result.error();
     return record_fence();
+  }
+
+  // PIXPATH_CUDA_TEXTURE_TRACE=1 (measurements only): decode_to_texture records timed events
+  // (start, map done, planes decoded, converted, unmapped) and waits for them, and info_json
+  // reports the median GPU time of each step; the path is then synchronous.
+  struct TextureTrace {
+    std::mutex mu;
+    std::vector<float> map, decode, convert_after_decode, unmap;
+  };
+  static bool texture_trace_on() {
+    static const bool on = std::getenv("PIXPATH_CUDA_TEXTURE_TRACE") != nullptr;
+    return on;
+  }
+  std::string texture_trace_json() {
+    std::lock_guard lock(trace_.mu);
+    auto med = [](std::vector<float> v) {
+      if (v.empty()) return -1.0f;
+      std::sort(v.begin(), v.end());
+      return v[v.size() / 2];
+    };
+    std::ostringstream j;
+    j << ",\"texture_trace_ms\":{\"frames\":" << trace_.map.size() << ",\"start_to_map_done\":" << med(trace_.map)
+      << ",\"start_to_decoded\":" << med(trace_.decode)
+      << ",\"decoded_to_converted\":" << med(trace_.convert_after_decode)
+      << ",\"converted_to_unmapped\":" << med(trace_.unmap) << "}";
+    return j.str();
   }
 
   int hardware_engines() override {
@@ -1038,7 +1091,8 @@ class NvjpegEngine final : public abi::Engine {
     std::string s = d_->describe();
     s.pop_back();
     std::lock_guard lock(d_->slots_mu);
-    return s + ",\"decode_slots\":" + std::to_string(d_->slots_created) + "}";
+    return s + ",\"decode_slots\":" + std::to_string(d_->slots_created) +
+           (texture_trace_on() ? texture_trace_json() : std::string()) + "}";
   }
 
   // The start-up self-test: real pictures, output checked against libjpeg-turbo's mean colour,
@@ -1558,6 +1612,7 @@ class NvjpegEngine final : public abi::Engine {
   std::mutex paint_mu_;
   cudaStream_t paint_stream_ = nullptr;  // copy_to_textures (the GL thread's stream)
   std::vector<cudaEvent_t> free_fences_;
+  TextureTrace trace_;
 };
 
 Result<std::shared_ptr<abi::Engine>> create_engine(const abi::EngineOptions& options) {
