@@ -826,6 +826,8 @@ Result<std::unique_ptr<PaintEngine>> PaintEngine::create(Backing& backing,
   if (config.gpu_max_batch < 0 || config.gpu_max_batch > 64)
     return Error(ErrorCode::InvalidArgument, "paint engine", "create",
                  "gpu_max_batch must be 0 (auto) or 1..64, not " + std::to_string(config.gpu_max_batch));
+  if (config.gpu_min_pixels < 0)
+    return Error(ErrorCode::InvalidArgument, "paint engine", "create", "gpu_min_pixels must be >= 0");
   if (config.delta_buckets < 0 || config.delta_buckets > 64)
     return Error(ErrorCode::InvalidArgument, "paint engine", "create",
                  "delta_buckets must be 0..64");
@@ -930,7 +932,8 @@ void PaintEngine::submit(DrawPacket packet) {
                         "unknown coding '" + p.coding + "'");
   } else {
     item->state = State::Queued;
-    if (impl_->gpu_mode != GpuMode::Off && gpu_codable(p)) {
+    if (impl_->gpu_mode != GpuMode::Off && gpu_codable(p) &&
+        int64_t(p.w) * p.h >= impl_->config.gpu_min_pixels) {
       item->route = impl_->gpu_mode == GpuMode::Texture ? Route::GpuTexture : Route::GpuHost;
     } else {
       item->direct = impl_->config.direct_decode &&

@@ -345,6 +345,7 @@ struct GpuHarness {
     PaintEngineConfig c;
     c.decoder = choice;
     c.gpu_max_batch = max_batch;
+    c.gpu_min_pixels = 0;  // the small test pictures take the GPU route
     c.gpu_decoder = gpu;
     c.on_ack = acks.sink();
     auto e = PaintEngine::create(backing, c);
@@ -518,6 +519,29 @@ TEST(PaintEngineGpu, AutoBatchFollowsTheHardwareEngines) {
   }
 }
 
+// Pictures under gpu_min_pixels (256x256 by default) are decoded on the CPU, where that is
+// faster; the rest take the GPU.
+TEST(PaintEngineGpu, SmallPicturesStayOnTheCpu) {
+  FakeTextureBacking b;
+  auto gpu = std::make_shared<FakeGpuDecoder>(&b);
+  Acks acks;
+  PaintEngineConfig c;
+  c.decoder = DecoderChoice::Gpu;
+  c.gpu_decoder = gpu;
+  c.on_ack = acks.sink();
+  auto e = PaintEngine::create(b, c);
+  ASSERT_TRUE(e.ok());
+  (*e)->window_new(1, 300, 300);
+  std::vector<DrawPacket> draws = {jpeg_draw(1, 1, 0, 0, 255, 256, 1), jpeg_draw(1, 2, 0, 0, 256, 256, 2)};
+  for (auto d : draws) (*e)->submit(d);
+  ASSERT_TRUE((*e)->wait_idle(std::chrono::seconds(20)));
+  ASSERT_EQ(acks.acks.size(), 2u);
+  EXPECT_EQ(acks.reports[0].decoder, "cpu");
+  EXPECT_EQ(acks.reports[1].decoder, "gpu");
+  EXPECT_EQ(gpu->decodes.load(), 1);
+  expect_same(*b.snapshot(1), cpu_reference(draws, 1, 300, 300));
+}
+
 TEST(PaintEngineGpu, GpuMaxBatchIsChecked) {
   FakeTextureBacking b;
   PaintEngineConfig c;
@@ -557,6 +581,7 @@ TEST(PaintEngineGpu, GpuWithCpuBackingDecodesToHost) {
   PaintEngineConfig c;
   c.decoder = DecoderChoice::Gpu;
   c.gpu_decoder = gpu;
+  c.gpu_min_pixels = 0;
   c.on_ack = acks.sink();
   auto e = PaintEngine::create(b, c);
   ASSERT_TRUE(e.ok());

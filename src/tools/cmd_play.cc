@@ -57,6 +57,11 @@ void add_play_command(CLI::App& app, int& exit_code) {
                   "hardware engine)")
       ->check(CLI::Range(0, 64))
       ->capture_default_str();
+  cmd->add_option("--gpu-min-pixels", a->options.gpu_min_pixels,
+                  "--decoder gpu/auto: jpeg draws smaller than this stay on the CPU, which decodes "
+                  "small pictures faster (0: every jpeg draw on the GPU)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
   cmd->add_flag("--progress", a->progress,
                 "Print progress on stderr even when it is not a terminal");
   cmd->callback([a, &exit_code] {

@@ -387,6 +387,7 @@ int run_viewer(const ViewerOptions& o, std::ostream& out, std::ostream& err) {
   client::apply_limits(o.limits, config);
   config.decoder = *decoder_choice;
   config.gpu_max_batch = o.gpu_max_batch;
+  config.gpu_min_pixels = o.gpu_min_pixels;
   config.on_ack = [&](const DamageAck& ack, const paint::PaintReport& report) {
     xpra::Session* s = session_ptr.load();
     if (!s || s->state() == xpra::Session::State::Closed) {

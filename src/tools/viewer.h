@@ -39,6 +39,7 @@ struct ViewerOptions {
                                    // set and GL works, else headless (with a message)
   std::string decoder = "auto";    // jpeg/jpega: cpu, gpu, auto (paint_engine.h)
   int gpu_max_batch = 0;           // PaintEngineConfig::gpu_max_batch
+  int64_t gpu_min_pixels = 256 * 256;  // PaintEngineConfig::gpu_min_pixels
   bool json = false;               // summary as JSON on stdout
   bool progress = false;           // status lines on stderr even when it is not a terminal
   double connect_timeout_s = 20;

@@ -43,8 +43,8 @@
 //     had. With a backing without window textures (the CPU backing) jpeg/jpega are decoded by
 //     decode_to_host() on the workers and painted from host memory (the pixels then do visit
 //     host memory: the documented fallback, for parity tests and `decode --gpu`).
-// The GPU route takes jpeg and jpega draws that are painted, unscaled and without delta/store
-// (those stay on the CPU). They wait for the engine's GPU thread, which takes every such draw
+// The GPU route takes jpeg and jpega draws that are painted, unscaled, without delta/store and
+// of at least config.gpu_min_pixels pixels (the others stay on the CPU). They wait for the engine's GPU thread, which takes every such draw
 // waiting (at most config.gpu_max_batch) and decodes them into CUDA memory in one
 // decode_batch_to_device call: draws that arrive together, typically several windows updating
 // at once, go to the hardware JPEG engines as one batch; a draw alone is decoded alone, without
@@ -135,6 +135,11 @@ struct PaintEngineConfig {
   // over the engines, each picture on one; on the H200 (7 engines) 8 windows of 4K frames went
   // from 210 draws/s one by one to 800-1200 batched (docs/performance.md, "GPU decode").
   int gpu_max_batch = 0;
+  // jpeg / jpega draws of fewer pixels than this stay on the CPU decoders on the GPU route (0:
+  // none do). Measured on the H200 with screen content (docs/performance.md, "GPU decode"): at
+  // 256x256 libjpeg-turbo took 0.28-0.37 ms and the GPU into a texture 0.41 ms; at 512x512
+  // 1.4 ms against 0.53 ms.
+  int64_t gpu_min_pixels = 256 * 256;
   cuda::GpuDecoderOptions gpu;  // for the decoder the engine creates
   // Use this decoder instead of creating one (sharing one between engines; tests).
   std::shared_ptr<const cuda::GpuJpegDecoder> gpu_decoder;
