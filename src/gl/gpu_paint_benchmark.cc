@@ -6,7 +6,7 @@
 //       (W 3840x2160 windows, 1 by default; the draws go round the windows: all updating at once)
 //   gpu_paint_benchmark [--threads N] [--in-flight N] [--repeat R] [--gpu-batch B1,B2...] RECORDING...
 //       (the cpu decoder, then the gpu decoder once per gpu_max_batch value, 0 = auto by default;
-//       --no-cpu: the gpu runs only)
+//       --no-cpu: the gpu runs only; --gpu-min-pixels N: the engine's small-picture threshold)
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
@@ -50,6 +50,7 @@ int main(int argc, char** argv) {
   int draws = 300, threads = 2, repeat = 1, in_flight = 0, windows = 1;
   std::vector<int> batches{0};
   bool cpu = true;
+  int64_t gpu_min_pixels = 256 * 256;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--make-recording" && i + 1 < argc) make = argv[++i];
@@ -58,6 +59,7 @@ int main(int argc, char** argv) {
     else if (a == "--repeat" && i + 1 < argc) repeat = std::atoi(argv[++i]);
     else if (a == "--in-flight" && i + 1 < argc) in_flight = std::atoi(argv[++i]);
     else if (a == "--no-cpu") cpu = false;
+    else if (a == "--gpu-min-pixels" && i + 1 < argc) gpu_min_pixels = std::atoll(argv[++i]);
     else if (a == "--windows" && i + 1 < argc) windows = std::max(1, std::atoi(argv[++i]));
     else if (a == "--gpu-batch" && i + 1 < argc) {
       batches.clear();
@@ -110,7 +112,7 @@ int main(int argc, char** argv) {
         std::string label = gpu_run ? "gpu b=" + std::to_string(batches[size_t(k)]) : "cpu";
         auto p = gl::testing::play_gl(f, gpu_run ? paint::DecoderChoice::Gpu : paint::DecoderChoice::Cpu,
                                       gpu_run ? gpu : nullptr, threads, in_flight,
-                                      gpu_run ? batches[size_t(k)] : 0);
+                                      gpu_run ? batches[size_t(k)] : 0, gpu_min_pixels);
         if (!p.ok()) {
           std::printf("%s %s: %s\n", f.c_str(), label.c_str(), p.error().message().c_str());
           rc = 1;

@@ -78,7 +78,8 @@ struct Played {
 // Plays `file` at full speed (at most `in_flight` draws queued; 0: the player's default) into a fresh GL backing with `decoder`; snapshots every window.
 inline Result<Played> play_gl(const std::string& file, paint::DecoderChoice decoder,
                               std::shared_ptr<const cuda::GpuJpegDecoder> gpu, int threads = 2,
-                              int in_flight = 0, int gpu_max_batch = 0) {
+                              int in_flight = 0, int gpu_max_batch = 0,
+                              int64_t gpu_min_pixels = 256 * 256) {
   PIXPATH_TRY(auto backing, GlBacking::create());
   paint::PlayOptions o;
   o.file = file;
@@ -88,6 +89,7 @@ inline Result<Played> play_gl(const std::string& file, paint::DecoderChoice deco
   o.decode_threads = threads;
   o.max_in_flight = in_flight;
   o.gpu_max_batch = gpu_max_batch;
+  o.gpu_min_pixels = gpu_min_pixels;
   Played p;
   PIXPATH_TRY(p.result, paint::play_recording(o, *backing));
   for (int64_t wid : backing->windows()) {

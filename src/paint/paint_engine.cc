@@ -79,6 +79,9 @@ struct Item {
   DirectTarget target;
   Clock::time_point decode_start{}, decode_end{};
   Route route = Route::Cpu;
+  // A small GPU-codable draw: decoded on the CPU straight into the framebuffer when it can be
+  // (nothing earlier of its window unpainted), else it takes `gpu_route` (see gpu_min_pixels).
+  std::optional<Route> gpu_route;
   std::string_view decoder_used = "cpu";
 };
 using ItemPtr = std::shared_ptr<Item>;
@@ -213,13 +216,20 @@ struct PaintEngine::Impl {
             });
             if (!earlier_draw && item->direct) {
               item->state = State::DirectPending;
-            } else if (item->route == Route::GpuTexture) {
-              gpu_work.push_back(item);
-              need_gpu = true;
+              item->gpu_route.reset();
             } else {
+              if (item->gpu_route) {  // small, but queued behind others: the GPU's
+                item->route = *item->gpu_route;
+                item->gpu_route.reset();
+              }
               item->direct = false;
-              work.push_back(item);
-              need_worker = true;
+              if (item->route == Route::GpuTexture) {
+                gpu_work.push_back(item);
+                need_gpu = true;
+              } else {
+                work.push_back(item);
+                need_worker = true;
+              }
             }
           }
         }
@@ -932,12 +942,19 @@ void PaintEngine::submit(DrawPacket packet) {
                         "unknown coding '" + p.coding + "'");
   } else {
     item->state = State::Queued;
-    if (impl_->gpu_mode != GpuMode::Off && gpu_codable(p) &&
-        int64_t(p.w) * p.h >= impl_->config.gpu_min_pixels) {
-      item->route = impl_->gpu_mode == GpuMode::Texture ? Route::GpuTexture : Route::GpuHost;
+    const bool direct_capable = impl_->config.direct_decode &&
+                                internal::direct_capable(p, *item->decoder, impl_->format);
+    if (impl_->gpu_mode != GpuMode::Off && gpu_codable(p)) {
+      const Route gpu_route =
+          impl_->gpu_mode == GpuMode::Texture ? Route::GpuTexture : Route::GpuHost;
+      if (int64_t(p.w) * p.h < impl_->config.gpu_min_pixels && direct_capable) {
+        item->direct = true;  // enqueue() decides: direct on the CPU, or the GPU
+        item->gpu_route = gpu_route;
+      } else {
+        item->route = gpu_route;
+      }
     } else {
-      item->direct = impl_->config.direct_decode &&
-                     internal::direct_capable(p, *item->decoder, impl_->format);
+      item->direct = direct_capable;
     }
   }
   impl_->enqueue(std::move(item));

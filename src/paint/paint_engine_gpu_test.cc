@@ -519,9 +519,10 @@ TEST(PaintEngineGpu, AutoBatchFollowsTheHardwareEngines) {
   }
 }
 
-// Pictures under gpu_min_pixels (256x256 by default) are decoded on the CPU, where that is
-// faster; the rest take the GPU.
-TEST(PaintEngineGpu, SmallPicturesStayOnTheCpu) {
+// A draw under gpu_min_pixels (256x256 by default) with nothing earlier of its window unpainted
+// is decoded on the CPU straight into the framebuffer; queued behind another draw it takes the
+// GPU; a larger draw always takes the GPU.
+TEST(PaintEngineGpu, SmallPicturesGoDirectOnTheCpuWhenTheyCan) {
   FakeTextureBacking b;
   auto gpu = std::make_shared<FakeGpuDecoder>(&b);
   Acks acks;
@@ -532,14 +533,27 @@ TEST(PaintEngineGpu, SmallPicturesStayOnTheCpu) {
   auto e = PaintEngine::create(b, c);
   ASSERT_TRUE(e.ok());
   (*e)->window_new(1, 300, 300);
-  std::vector<DrawPacket> draws = {jpeg_draw(1, 1, 0, 0, 255, 256, 1), jpeg_draw(1, 2, 0, 0, 256, 256, 2)};
-  for (auto d : draws) (*e)->submit(d);
+  (*e)->window_new(2, 300, 300);
+  // No run_ui_once between the submits: each later draw of window 1 is queued behind draw 1.
+  std::vector<DrawPacket> w1 = {jpeg_draw(1, 1, 0, 0, 255, 256, 1), jpeg_draw(1, 2, 10, 10, 100, 100, 2),
+                                jpeg_draw(1, 3, 0, 0, 256, 256, 3)};
+  std::vector<DrawPacket> w2 = {jpeg_draw(2, 4, 0, 0, 256, 256, 4)};
+  for (auto d : w1) (*e)->submit(d);
+  for (auto d : w2) (*e)->submit(d);
   ASSERT_TRUE((*e)->wait_idle(std::chrono::seconds(20)));
-  ASSERT_EQ(acks.acks.size(), 2u);
-  EXPECT_EQ(acks.reports[0].decoder, "cpu");
-  EXPECT_EQ(acks.reports[1].decoder, "gpu");
-  EXPECT_EQ(gpu->decodes.load(), 1);
-  expect_same(*b.snapshot(1), cpu_reference(draws, 1, 300, 300));
+  ASSERT_EQ(acks.acks.size(), 4u);
+  std::map<int64_t, std::pair<std::string, bool>> by_seq;
+  for (size_t i = 0; i < acks.acks.size(); ++i) {
+    EXPECT_GT(acks.acks[i].decode_time_us, 0) << acks.acks[i].message;
+    by_seq[acks.acks[i].sequence] = {std::string(acks.reports[i].decoder), acks.reports[i].direct};
+  }
+  EXPECT_EQ(by_seq[1], std::make_pair(std::string("cpu"), true));   // small, first: direct
+  EXPECT_EQ(by_seq[2], std::make_pair(std::string("gpu"), false));  // small, queued: GPU
+  EXPECT_EQ(by_seq[3], std::make_pair(std::string("gpu"), false));  // 256x256: GPU
+  EXPECT_EQ(by_seq[4], std::make_pair(std::string("gpu"), false));
+  EXPECT_EQ(gpu->decodes.load(), 3);
+  expect_same(*b.snapshot(1), cpu_reference(w1, 1, 300, 300));
+  expect_same(*b.snapshot(2), cpu_reference(w2, 2, 300, 300));
 }
 
 TEST(PaintEngineGpu, GpuMaxBatchIsChecked) {

@@ -43,8 +43,9 @@
 //     had. With a backing without window textures (the CPU backing) jpeg/jpega are decoded by
 //     decode_to_host() on the workers and painted from host memory (the pixels then do visit
 //     host memory: the documented fallback, for parity tests and `decode --gpu`).
-// The GPU route takes jpeg and jpega draws that are painted, unscaled, without delta/store and
-// of at least config.gpu_min_pixels pixels (the others stay on the CPU). They wait for the engine's GPU thread, which takes every such draw
+// The GPU route takes jpeg and jpega draws that are painted, unscaled and without delta/store
+// (those stay on the CPU); one under config.gpu_min_pixels is decoded on the CPU instead when
+// it can go straight into the framebuffer. They wait for the engine's GPU thread, which takes every such draw
 // waiting (at most config.gpu_max_batch) and decodes them into CUDA memory in one
 // decode_batch_to_device call: draws that arrive together, typically several windows updating
 // at once, go to the hardware JPEG engines as one batch; a draw alone is decoded alone, without
@@ -135,10 +136,13 @@ struct PaintEngineConfig {
   // over the engines, each picture on one; on the H200 (7 engines) 8 windows of 4K frames went
   // from 210 draws/s one by one to 800-1200 batched (docs/performance.md, "GPU decode").
   int gpu_max_batch = 0;
-  // jpeg / jpega draws of fewer pixels than this stay on the CPU decoders on the GPU route (0:
-  // none do). Measured on the H200 with screen content (docs/performance.md, "GPU decode"): at
-  // 256x256 libjpeg-turbo took 0.28-0.37 ms and the GPU into a texture 0.41 ms; at 512x512
-  // 1.4 ms against 0.53 ms.
+  // On the GPU route, a jpeg / jpega draw of fewer pixels than this that can be decoded straight
+  // into the framebuffer (nothing earlier of its window unpainted) is decoded so on the CPU;
+  // queued behind other draws it takes the GPU (0: every draw takes the GPU). Measured on the
+  // H200 through the engine (docs/performance.md, "GPU decode", small pictures): one draw in
+  // flight, received -> painted p50, CPU direct vs GPU: 128x128 0.22 / 0.65 ms, 256x256
+  // 0.56 / 0.68, 384x384 1.02 / 0.88; with 8 in flight the GPU painted 1370-1550 draws/s and
+  // the CPU 370-425 (private pictures uploaded by the GL backing).
   int64_t gpu_min_pixels = 256 * 256;
   cuda::GpuDecoderOptions gpu;  // for the decoder the engine creates
   // Use this decoder instead of creating one (sharing one between engines; tests).

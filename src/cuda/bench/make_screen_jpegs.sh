@@ -36,8 +36,9 @@ for n in screen4k screen1080; do
   cjpeg -quality 90 -sample 1x1 -outfile "$out/${n}_q90_444.jpg" "$tmp/$n.ppm"
 done
 cjpeg -quality 70 -sample 2x2 -restart 2 -outfile "$out/screen4k_q70_420_rst2.jpg" "$tmp/screen4k.ppm"
-# Crops for the HYBRID / GPU_HYBRID routing measurement (q50 4:2:0, top-left of the 4K screen).
-for s in 256x256 512x512 1024x768 1280x1024 1600x1200; do
+# Crops for the HYBRID / GPU_HYBRID routing and the small-picture threshold (q50 4:2:0, top-left
+# of the 4K screen).
+for s in 128x128 192x192 256x256 384x384 512x512 1024x768 1280x1024 1600x1200; do
   w=${s%x*}; h=${s#*x}
   pnmcut -left 0 -top 0 -width "$w" -height "$h" "$tmp/screen4k.ppm" | cjpeg -quality 50 -sample 2x2 -outfile "$out/crop_${s}_q50_420.jpg"
 done
