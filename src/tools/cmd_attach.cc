@@ -28,13 +28,14 @@ void add_session_options(CLI::App& cmd, ViewerOptions& o) {
       ->capture_default_str();
   cmd.add_option("--gpu-batch", o.gpu_max_batch,
                  "--decoder gpu/auto: the most jpeg draws one GPU decode call takes (draws "
-                 "waiting together share the hardware JPEG engines; 1: one at a time; 0: auto, 2 per "
-                 "hardware engine)")
+                 "waiting together share the hardware JPEG engines; 1: one at a time; 0: auto, "
+                 "2 per hardware engine)")
       ->check(CLI::Range(0, 64))
       ->capture_default_str();
   cmd.add_option("--gpu-min-pixels", o.gpu_min_pixels,
                  "--decoder gpu/auto: a jpeg draw smaller than this that can be decoded straight "
-                 "into the framebuffer is decoded on the CPU (faster alone); 0: every jpeg draw on the GPU")
+                 "into the framebuffer is decoded on the CPU (faster alone); 0: every jpeg draw "
+                 "on the GPU")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
   cmd.add_option("--exit-after", o.exit_after_s, "End the session after S seconds (0: run until Ctrl-C)")
