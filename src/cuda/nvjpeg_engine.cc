@@ -822,11 +822,7 @@ class NvjpegEngine final : public abi::Engine {
       PIXPATH_TRY(ParsedImage img, decode_all(s, r, map));
       if (!mapped) PIXPATH_CHECK(map());
       if (t.x + img.width > t.texture_width || t.y + img.height > t.texture_height)
-        return gpu_error(ErrorCode::OutOfRange, "gpu texture",
-                         "picture " + std::to_string(img.width) + "x" + std::to_string(img.height) +
-                             " at " + std::to_string(t.x) + "," + std::to_string(t.y) +
-                             " does not fit the " + std::to_string(t.texture_width) + "x" +
-                             std::to_string(t.texture_height) + " texture");
+        return does_not_fit(img.width, img.height, t);
       CUDA_TRY("gpu decode", cudaEventRecord(s.decoded, s.stream));
       if (trace) (void)cudaEventRecord(tev[2], s.stream);
       CUDA_TRY("gpu texture", cudaStreamWaitEvent(ts, s.decoded, 0));
@@ -978,32 +974,22 @@ class NvjpegEngine final : public abi::Engine {
       return gpu_error(ErrorCode::Internal, "gpu texture", "failure injected (PIXPATH_CUDA_INJECT_FAILURE)");
     std::lock_guard lock(paint_mu_);
     PIXPATH_CHECK(texture_stream());
-    std::vector<TextureRegistration*> regs(count, nullptr);
-    std::vector<cudaGraphicsResource_t> resources;
+    std::vector<TextureWrite> writes;
+    writes.reserve(count);
     for (size_t i = 0; i < count; ++i) {
       const auto& c = copies[i];
       const auto& t = c.target;
       if (!c.src || c.width <= 0 || c.height <= 0 || t.x + c.width > t.texture_width ||
           t.y + c.height > t.texture_height)
-        return gpu_error(ErrorCode::OutOfRange, "gpu texture",
-                         "picture " + std::to_string(c.width) + "x" + std::to_string(c.height) +
-                             " at " + std::to_string(t.x) + "," + std::to_string(t.y) +
-                             " does not fit the " + std::to_string(t.texture_width) + "x" +
-                             std::to_string(t.texture_height) + " texture");
-      PIXPATH_TRY(regs[i], registration(t));
-      if (std::find(resources.begin(), resources.end(), regs[i]->resource) == resources.end())
-        resources.push_back(regs[i]->resource);
+        return does_not_fit(c.width, c.height, t);
+      writes.push_back({t, c.width, c.height});
     }
-    for (size_t i = 0; i < count; ++i) {  // write-discard where one picture covers a whole texture
-      const auto& c = copies[i];
-      int users = 0;
-      for (size_t k = 0; k < count; ++k) users += regs[k] == regs[i];
-      PIXPATH_CHECK(set_map_flags(*regs[i], users == 1 && c.target.x == 0 && c.target.y == 0 &&
-                                                c.width == c.target.texture_width &&
-                                                c.height == c.target.texture_height));
-      if (c.src_event)
-        CUDA_TRY("gpu texture", cudaStreamWaitEvent(paint_stream_, static_cast<cudaEvent_t>(c.src_event), 0));
-    }
+    PIXPATH_TRY(TextureSet set, texture_set(writes));
+    const auto& regs = set.regs;
+    auto& resources = set.resources;
+    for (size_t i = 0; i < count; ++i)
+      if (copies[i].src_event)
+        CUDA_TRY("gpu texture", cudaStreamWaitEvent(paint_stream_, static_cast<cudaEvent_t>(copies[i].src_event), 0));
     CUDA_TRY("gpu texture", cudaGraphicsMapResources(int(resources.size()), resources.data(), paint_stream_));
     Result<void> status = ok();
     for (size_t i = 0; i < count && status; ++i) {
@@ -1344,6 +1330,45 @@ class NvjpegEngine final : public abi::Engine {
     return job;
   }
 
+  static Error does_not_fit(int width, int height, const abi::TextureTarget& t) {
+    return gpu_error(ErrorCode::OutOfRange, "gpu texture",
+                     "picture " + std::to_string(width) + "x" + std::to_string(height) + " at " +
+                         std::to_string(t.x) + "," + std::to_string(t.y) + " does not fit the " +
+                         std::to_string(t.texture_width) + "x" + std::to_string(t.texture_height) +
+                         " texture");
+  }
+
+  // One picture of `width` x `height` written into a texture region.
+  struct TextureWrite {
+    abi::TextureTarget target;
+    int width = 0, height = 0;
+  };
+  // The textures of several writes mapped together: each write's registration (regs[i]), every
+  // distinct resource once, and the map flags set (write-discard where one picture alone
+  // covers its whole texture).
+  struct TextureSet {
+    std::vector<TextureRegistration*> regs;
+    std::vector<cudaGraphicsResource_t> resources;
+  };
+  Result<TextureSet> texture_set(const std::vector<TextureWrite>& writes) {
+    TextureSet set;
+    set.regs.reserve(writes.size());
+    for (const auto& w : writes) {
+      PIXPATH_TRY(TextureRegistration* reg, registration(w.target));
+      set.regs.push_back(reg);
+      if (std::find(set.resources.begin(), set.resources.end(), reg->resource) == set.resources.end())
+        set.resources.push_back(reg->resource);
+    }
+    for (size_t i = 0; i < writes.size(); ++i) {
+      const auto& w = writes[i];
+      const auto users = std::count(set.regs.begin(), set.regs.end(), set.regs[i]);
+      PIXPATH_CHECK(set_map_flags(*set.regs[i], users == 1 && w.target.x == 0 && w.target.y == 0 &&
+                                                    w.width == w.target.texture_width &&
+                                                    w.height == w.target.texture_height));
+    }
+    return set;
+  }
+
   Result<TextureRegistration*> registration(const abi::TextureTarget& t) {
     if (t.texture == 0 || t.texture_width <= 0 || t.texture_height <= 0 || t.x < 0 || t.y < 0)
       return gpu_error(ErrorCode::InvalidArgument, "gpu texture", "no texture, or a negative position");
@@ -1484,28 +1509,17 @@ class NvjpegEngine final : public abi::Engine {
                               size_t count, std::vector<Result<void>>& results,
                               std::vector<bool>& done) {
     std::vector<size_t> picked;
-    std::vector<TextureRegistration*> regs;
-    std::vector<cudaGraphicsResource_t> resources;
+    TextureSet set;
+    const auto& regs = set.regs;
+    auto& resources = set.resources;
     std::unique_lock paint(paint_mu_, std::defer_lock);
     cudaStream_t ts = nullptr;
     bool mapped = false;
     auto map_all = [&](BatchState& b) -> Result<void> {
-      const int n = int(picked.size());
-      regs.assign(size_t(n), nullptr);
-      for (int j = 0; j < n; ++j) {
-        PIXPATH_TRY(regs[size_t(j)], registration(targets[picked[size_t(j)]]));
-        if (std::find(resources.begin(), resources.end(), regs[size_t(j)]->resource) == resources.end())
-          resources.push_back(regs[size_t(j)]->resource);
-      }
-      for (int j = 0; j < n; ++j) {  // write-discard where one picture covers a whole texture
-        const auto& t = targets[picked[size_t(j)]];
-        int users = 0;
-        for (int k = 0; k < n; ++k) users += regs[size_t(k)] == regs[size_t(j)];
-        const auto& ps = b.planes[size_t(j)];
-        PIXPATH_CHECK(set_map_flags(*regs[size_t(j)], users == 1 && t.x == 0 && t.y == 0 &&
-                                                           ps.width == t.texture_width &&
-                                                           ps.height == t.texture_height));
-      }
+      std::vector<TextureWrite> writes;
+      for (size_t j = 0; j < picked.size(); ++j)
+        writes.push_back({targets[picked[j]], b.planes[j].width, b.planes[j].height});
+      PIXPATH_TRY(set, texture_set(writes));
       paint.lock();
       PIXPATH_TRY(ts, texture_stream());
       CUDA_TRY("gpu texture", cudaGraphicsMapResources(int(resources.size()), resources.data(), ts));
