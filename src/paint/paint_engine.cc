@@ -396,18 +396,13 @@ struct PaintEngine::Impl {
     stats.last_gpu_error = e.message();
   }
 
-  // Worker: the GPU part of a GPU-routed draw; false when it must be decoded on the CPU.
-  bool decode_gpu(Item& item) {
+  // Worker: the GPU part of a GpuHost draw (GpuTexture draws go to the GPU thread); false when
+  // it must be decoded on the CPU.
+  bool decode_gpu_to_host(Item& item) {
     const DrawPacket& p = item.packet;
-    if (item.route == Route::GpuTexture) {
-      auto r = gpu->decode_to_device(p.data.span(), gpu_params(p));
-      if (!r.ok()) return gpu_failed(item, r.error()), false;
-      item.picture = std::move(r).value();
-    } else {
-      auto r = gpu->decode_to_host(p.data.span(), gpu_params(p));
-      if (!r.ok()) return gpu_failed(item, r.error()), false;
-      item.picture = std::move(r->picture);
-    }
+    auto r = gpu->decode_to_host(p.data.span(), gpu_params(p));
+    if (!r.ok()) return gpu_failed(item, r.error()), false;
+    item.picture = std::move(r->picture);
     item.decoder_used = "gpu";
     MutexLock lock(mu);
     stats.gpu_decodes++;
@@ -427,7 +422,7 @@ struct PaintEngine::Impl {
   void decode(Item& item) {
     item.decode_start = Clock::now();
     const DrawPacket& p = item.packet;
-    if (item.route != Route::Cpu && decode_gpu(item)) {
+    if (item.route == Route::GpuHost && decode_gpu_to_host(item)) {
       item.decode_end = Clock::now();
       return;
     }
