@@ -41,6 +41,11 @@ struct Stats {
   double p50 = 0, p10 = 0, p90 = 0;
 };
 
+Stats percentiles(std::vector<double> ms) {
+  std::sort(ms.begin(), ms.end());
+  return {ms[ms.size() / 2], ms[ms.size() / 10], ms[ms.size() * 9 / 10]};
+}
+
 Stats time_it(int iters, int warmup, const std::function<bool()>& fn) {
   for (int i = 0; i < warmup; ++i)
     if (!fn()) return {-1, -1, -1};
@@ -50,8 +55,7 @@ Stats time_it(int iters, int warmup, const std::function<bool()>& fn) {
     if (!fn()) return {-1, -1, -1};
     ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
   }
-  std::sort(ms.begin(), ms.end());
-  return {ms[ms.size() / 2], ms[ms.size() / 10], ms[ms.size() * 9 / 10]};
+  return percentiles(std::move(ms));
 }
 
 void row(const std::string& file, int w, int h, size_t bytes, const char* route, const Stats& s,
@@ -286,10 +290,8 @@ int sync_probe(const std::vector<const char*>& files, int iters) {
     line("map + copy + unmap + cudaStreamSynchronize", size, time_it(iters, 10, [&] {
            return interop(true) && cudaStreamSynchronize(stream) == cudaSuccess;
          }));
-    std::sort(map_ms.begin(), map_ms.end());
-    std::sort(unmap_ms.begin(), unmap_ms.end());
-    line("  host time of cudaGraphicsMapResources (same loop)", size, {map_ms[map_ms.size() / 2], map_ms[map_ms.size() / 10], map_ms[map_ms.size() * 9 / 10]});
-    line("  host time of cudaGraphicsUnmapResources (same loop)", size, {unmap_ms[unmap_ms.size() / 2], unmap_ms[unmap_ms.size() / 10], unmap_ms[unmap_ms.size() * 9 / 10]});
+    line("  host time of cudaGraphicsMapResources (same loop)", size, percentiles(map_ms));
+    line("  host time of cudaGraphicsUnmapResources (same loop)", size, percentiles(unmap_ms));
     line("map + copy + unmap + spinning event", size, time_it(iters, 10, [&] {
            return interop(false) && cudaEventRecord(spin_ev, stream) == cudaSuccess && cudaEventSynchronize(spin_ev) == cudaSuccess;
          }));
@@ -302,8 +304,8 @@ int sync_probe(const std::vector<const char*>& files, int iters) {
            return interop(false) && cudaStreamSynchronize(stream) == cudaSuccess && fence_poll();
          }));
     // Map held across the copy while the host does other work first (the overlap idea): map,
-    // then wait for the map to be done, then time only copy + unmap + wait.
-    {
+    // then wait for the map to be done, then time only copy + unmap + `wait`.
+    auto mapped_beforehand = [&](const std::function<void()>& wait) {
       std::vector<double> v;
       for (int i = 0; i < iters + 10; ++i) {
         cudaGraphicsMapResources(1, &res, stream);
@@ -313,26 +315,14 @@ int sync_probe(const std::vector<const char*>& files, int iters) {
         cudaGraphicsSubResourceGetMappedArray(&a, res, 0, 0);
         cudaMemcpy2DToArrayAsync(a, 0, 0, src, pitch, pitch, h, cudaMemcpyDeviceToDevice, stream);
         cudaGraphicsUnmapResources(1, &res, stream);
-        cudaStreamSynchronize(stream);
+        wait();
         if (i >= 10) v.push_back(std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
       }
-      std::sort(v.begin(), v.end());
-      line("mapped beforehand: copy + unmap + cudaStreamSynchronize", size, {v[v.size() / 2], v[v.size() / 10], v[v.size() * 9 / 10]});
-      v.clear();
-      for (int i = 0; i < iters + 10; ++i) {
-        cudaGraphicsMapResources(1, &res, stream);
-        cudaStreamSynchronize(stream);
-        const auto t0 = Clock::now();
-        cudaArray_t a = nullptr;
-        cudaGraphicsSubResourceGetMappedArray(&a, res, 0, 0);
-        cudaMemcpy2DToArrayAsync(a, 0, 0, src, pitch, pitch, h, cudaMemcpyDeviceToDevice, stream);
-        cudaGraphicsUnmapResources(1, &res, stream);
-        fence_poll();
-        if (i >= 10) v.push_back(std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
-      }
-      std::sort(v.begin(), v.end());
-      line("mapped beforehand: copy + unmap + GL fence poll", size, {v[v.size() / 2], v[v.size() / 10], v[v.size() * 9 / 10]});
-    }
+      return percentiles(std::move(v));
+    };
+    line("mapped beforehand: copy + unmap + cudaStreamSynchronize", size,
+         mapped_beforehand([&] { cudaStreamSynchronize(stream); }));
+    line("mapped beforehand: copy + unmap + GL fence poll", size, mapped_beforehand([] { fence_poll(); }));
     cudaStreamSynchronize(stream);
     cudaGraphicsUnregisterResource(res);
     cudaFree(src);
