@@ -1,7 +1,8 @@
 // Side-by-side timing of the GPU picture path on one machine (docs/performance.md, "GPU decode"):
 //   cpu        tjDecompress2 to RGBA (pixpath's CPU path), one thread
 //   nvjpeg     nvJPEG's own single-picture decode (nvjpegDecode, DEFAULT backend, RGBI) to device
-//              memory, then a stream synchronisation
+//              memory, then a stream synchronisation; and the same + a GL fence wait (the end the
+//              texture rows' GL fence has)
 //   device     pixpath decode_to_device (RGBA, CUDA memory) + wait on its event
 //   texture    pixpath decode_to_texture into an immutable RGBA8 texture + a wait on its fence (a
 //              CUDA event after the unmap: the pixels are in the texture), and + a GL fence wait
@@ -468,6 +469,13 @@ int main(int argc, char** argv) {
           if (nvjpegDecode(nvj, nvj_state, data.data(), data.size(), NVJPEG_OUTPUT_RGBI, &out, stream) != NVJPEG_STATUS_SUCCESS)
             return false;
           return cudaStreamSynchronize(stream) == cudaSuccess;
+        }));
+    // The same end as the texture rows' GL fence: GL's first work after CUDA work waits for a
+    // hand-over (0.31 ms on the H200), which nvJPEG's own output pays too before GL can show it.
+    row(name, w, h, data.size(), "nvjpegDecode RGBI + GL fence wait (nvJPEG alone, GL end)", time_it(n, 5, [&] {
+          if (nvjpegDecode(nvj, nvj_state, data.data(), data.size(), NVJPEG_OUTPUT_RGBI, &out, stream) != NVJPEG_STATUS_SUCCESS)
+            return false;
+          return cudaStreamSynchronize(stream) == cudaSuccess && testing::HeadlessGl::fence_wait();
         }));
     cudaFree(rgbi);
 

@@ -6,10 +6,11 @@
 // into CUDA (cudaImportExternalMemory, a mipmapped array). Two Vulkan binary semaphores, also
 // imported into both, order the two APIs on the GPU. Vulkan itself never submits work.
 //
-// Rows (p50/p10/p90 of --iters host wall times): the map path and plain CUDA copies as the
-// baseline, then the shared texture written by a 2-D copy and ended by each kind of wait, then
-// per JPEG: nvJPEG alone, decode_to_device + its event, decode_to_texture (map path) + its
-// fence, and decode_to_device + copy into the shared texture, ended by each kind of wait.
+// Rows: interop alone (p50/p10/p90 of --iters host wall times): plain CUDA copies, the map path,
+// the shared texture with each kind of wait. Then per JPEG of that size, an A/B interleaved in 5
+// rounds: nvJPEG alone, decode_to_device, decode_to_texture (map path), and decode_to_device +
+// a copy into the shared texture, each ended at CUDA (stream, event) and at GL (+ a GL fence),
+// back to back and in a client's cadence (GL work, 2 ms idle, then the update).
 //
 // Usage: cuda_external_memory_probe [--iters N] FILE.jpg...   (a GPU, EGL and libvulkan.so.1)
 #define VK_NO_PROTOTYPES
