@@ -324,6 +324,19 @@ Result<void> GlContext::Impl::init_gl() {
   info.version = str(GL_VERSION);
   const char* ev = eglQueryString(display, EGL_VENDOR);
   info.egl_vendor += ev ? ev : "";
+  // On a GPU, glTexSubImage2D from client memory is slow (the driver copies it on the CPU,
+  // and on NVIDIA waits ~3 ms when the texture was drawn into since): staging wins there. On
+  // llvmpipe the client upload is itself a CPU copy and staging only adds one.
+  const bool software = info.renderer.find("llvmpipe") != std::string::npos ||
+                        info.renderer.find("softpipe") != std::string::npos;
+  using Uploads = GlContextOptions::ClientUploads;
+  Uploads uploads = options.client_uploads;
+  if (uploads == Uploads::Auto) {  // PIXPATH_GL_CLIENT_UPLOADS=staged|direct: for A/B runs
+    const char* e = std::getenv("PIXPATH_GL_CLIENT_UPLOADS");
+    const std::string env = e ? e : "";
+    uploads = env == "staged" ? Uploads::Staged : env == "direct" ? Uploads::Direct : Uploads::Auto;
+  }
+  caps.staged_client_uploads = uploads == Uploads::Staged || (uploads == Uploads::Auto && !software);
 
   glGenVertexArrays(1, &vao);
   glGenFramebuffers(1, &read_fbo);

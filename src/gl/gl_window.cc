@@ -11,6 +11,7 @@
 #include "internal/glfw_x11.h"
 #include "pixpath/core/counters.h"
 #include "pixpath/core/pixel_format.h"
+#include "pixpath/core/pixel_ops.h"
 
 namespace pixpath::gl {
 namespace {
@@ -101,6 +102,17 @@ std::optional<DirectFormat> direct_format(PixelFormat f, const GlCaps& caps) {
     case PixelFormat::ABGR: return DirectFormat{GL_RGBA, rev, false};  // bytes A B G R
     case PixelFormat::XBGR: return DirectFormat{GL_RGBA, rev, true};
     default: return std::nullopt;
+  }
+}
+
+// The format with alpha where `f` has a padding byte in its place; `f` itself otherwise.
+PixelFormat opaque_twin(PixelFormat f) {
+  switch (f) {
+    case PixelFormat::BGRX: return PixelFormat::BGRA;
+    case PixelFormat::RGBX: return PixelFormat::RGBA;
+    case PixelFormat::XRGB: return PixelFormat::ARGB;
+    case PixelFormat::XBGR: return PixelFormat::ABGR;
+    default: return f;
   }
 }
 
@@ -320,6 +332,10 @@ Result<UploadSlot> GlWindow::begin_upload(PixelFormat format, int width, int hei
 }
 
 Result<void> GlWindow::paint(UploadSlot slot, const PaintParams& params) {
+  return paint_slot(std::move(slot), params, false);
+}
+
+Result<void> GlWindow::paint_slot(UploadSlot slot, const PaintParams& params, bool staged) {
   if (!slot.valid()) return gl_error("paint", "empty upload slot");
   if (slot.context_ != context_) return gl_error("paint", "upload slot of another GL context");
   auto& impl = context_->impl();
@@ -329,8 +345,32 @@ Result<void> GlWindow::paint(UploadSlot slot, const PaintParams& params) {
   auto r = upload(slot.view_, true, base, params);
   impl.ring->submit(slot.buffer_);
   slot.buffer_ = -1;  // handed back to the ring
-  if (r.ok()) ++impl.stats.mapped_uploads;
+  if (r.ok()) {
+    if (staged) {
+      ++impl.stats.staged_uploads;
+      ++impl.stats.host_copies;
+    } else {
+      ++impl.stats.mapped_uploads;
+    }
+  }
   return r;
+}
+
+Result<bool> GlWindow::paint_staged(const ConstPictureView& view, const PaintParams& params) {
+  auto& impl = context_->impl();
+  const bool scaled = (params.width > 0 && params.width != view.width) ||
+                      (params.height > 0 && params.height != view.height);
+  if (scaled || view.empty() || !direct_format(view.format, impl.caps)) return false;
+  // The alpha twin of an X format: the copy writes X as 0xFF (convert_pixels), so the upload
+  // needs no alpha pass into the window texture afterwards.
+  const PixelFormat staged = opaque_twin(view.format);
+  if (!direct_format(staged, impl.caps)) return false;
+  auto slot = begin_upload(staged, view.width, view.height);
+  if (!slot.ok()) return false;  // no upload buffer now: client memory it is
+  auto copied = staged == view.format ? copy_pixels(view, slot->view()) : convert_pixels(view, slot->view());
+  if (!copied.ok()) return copied.error().within("gl window", "stage upload");  // slot cancels itself
+  PIXPATH_CHECK(paint_slot(std::move(*slot), params, true));
+  return true;
 }
 
 Result<void> GlWindow::paint(const Picture& picture, const PaintParams& params) {
@@ -349,6 +389,10 @@ Result<void> GlWindow::paint(const Picture& picture, const PaintParams& params) 
 Result<void> GlWindow::paint(const ConstPictureView& view, const PaintParams& params) {
   auto& impl = context_->impl();
   ScopedCurrent current(impl);
+  if (impl.caps.staged_client_uploads) {
+    PIXPATH_TRY(bool painted, paint_staged(view, params));
+    if (painted) return ok();
+  }
   glBindBuffer(GL_PIXEL_UNPACK_BUFFER, 0);
   auto r = upload(view, false, nullptr, params);
   if (r.ok()) ++impl.stats.client_uploads;

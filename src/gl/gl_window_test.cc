@@ -144,6 +144,13 @@ std::vector<Config> configs() {
   GlContextOptions o;
   o.disable_buffer_storage = true;
   out.push_back({"no_buffer_storage", o});
+  o.client_uploads = GlContextOptions::ClientUploads::Staged;  // and the ring's fallback mapping
+  out.push_back({"no_buffer_storage_staged", o});
+  o = {};
+  o.client_uploads = GlContextOptions::ClientUploads::Staged;
+  out.push_back({"staged_client_uploads", o});
+  o.client_uploads = GlContextOptions::ClientUploads::Direct;
+  out.push_back({"direct_client_uploads", o});
   o = {};
   o.disable_bgra = true;
   o.disable_copy_image = true;
@@ -200,11 +207,54 @@ TEST_P(GlWindowTest, HostPicturesUploadExactly) {
     ASSERT_TRUE(v.ok());
     fill_pattern(*v, ++seed);
     const auto copies = counters().copies;
+    const auto before = ctx_->stats();
     auto r = win->paint(*pic, {.x = x, .y = y, .coding = "rgb24"});
     ASSERT_TRUE(r.ok()) << name(f) << ": " << r.error().message();
-    EXPECT_EQ(counters().copies, copies) << "a host upload made a pixel copy";
+    // Staged: one copy into the upload buffer per picture GL takes as it is (not GRAY8, which
+    // goes through the shader); straight from host memory: none.
+    const auto after = ctx_->stats();
+    const int64_t staged = after.staged_uploads - before.staged_uploads;
+    if (!ctx_->caps().staged_client_uploads) {
+      EXPECT_EQ(staged, 0) << name(f);
+    } else if (f == PixelFormat::RGBA || f == PixelFormat::RGBX) {
+      EXPECT_EQ(staged, 1) << name(f);  // GL takes these as they are on every configuration
+    }
+    EXPECT_EQ(after.client_uploads - before.client_uploads + staged, 1) << name(f);
+    EXPECT_EQ(counters().copies - copies, staged) << name(f) << ": host copies other than the staging copy";
+    EXPECT_EQ(after.host_copies - before.host_copies, staged) << name(f);
     paint_reference(want, *v, x, y);
     EXPECT_TRUE(same(read(*win), want)) << name(f);
+  }
+}
+
+// A host picture larger than the upload budget cannot be staged: it goes up straight from host
+// memory, with the same pixels.
+TEST(GlWindowStaging, OverTheUploadBudgetGoesStraightFromHostMemory) {
+  std::shared_ptr<GlContext> ctx;
+  GlContextOptions o;
+  o.client_uploads = GlContextOptions::ClientUploads::Staged;
+  o.upload_budget_bytes = size_t{256} << 10;
+  testing::make_test_context(&ctx, o);
+  if (!ctx) return;
+  ASSERT_TRUE(ctx->caps().staged_client_uploads);
+  auto win = GlWindow::create(ctx, 400, 300);
+  ASSERT_TRUE(win.ok()) << win.error().message();
+  Image want(400, 300, kBackground);
+  int seed = 7;
+  for (int side : {64, 300}) {  // 16 KiB: staged; 352 KiB: over the 256 KiB budget
+    auto pic = Picture::allocate(PixelFormat::BGRX, side, side);
+    ASSERT_TRUE(pic.ok());
+    auto v = pic->write();
+    fill_pattern(*v, ++seed);
+    const auto before = ctx->stats();
+    ASSERT_TRUE((*win)->paint(*pic, {.x = 3, .y = 2}).ok());
+    const auto after = ctx->stats();
+    EXPECT_EQ(after.staged_uploads - before.staged_uploads, side == 64 ? 1 : 0) << side;
+    EXPECT_EQ(after.client_uploads - before.client_uploads, side == 64 ? 0 : 1) << side;
+    paint_reference(want, *v, 3, 2);
+    auto back = (*win)->readback();
+    ASSERT_TRUE(back.ok());
+    EXPECT_TRUE(same(from_picture(*back), want)) << side;
   }
 }
 

@@ -53,6 +53,13 @@ struct GlContextOptions {
   // Budget for the upload buffers shared by all windows.
   size_t upload_budget_bytes = size_t{256} << 20;
   int max_upload_buffers = 16;
+  // Pictures painted from host memory (GlWindow::paint(Picture/view)): copied into an upload
+  // buffer first (X bytes made opaque on the way) and uploaded from there, or handed to
+  // glTexSubImage2D as client memory. Auto stages on a hardware GPU and not on a software
+  // renderer (llvmpipe), where each is the faster (docs/performance.md, "OpenGL backing");
+  // the environment variable PIXPATH_GL_CLIENT_UPLOADS=staged|direct overrides Auto.
+  enum class ClientUploads { Auto, Staged, Direct };
+  ClientUploads client_uploads = ClientUploads::Auto;
 };
 
 // What the context can do; decides the code paths.
@@ -63,6 +70,7 @@ struct GlCaps {
   bool copy_image = false;       // glCopyImageSubData (scroll, resize)
   bool timer_query = false;      // GL_TIME_ELAPSED
   bool bgra_upload = false;      // glTexSubImage2D with GL_BGRA / GL_BGR / packed 8_8_8_8
+  bool staged_client_uploads = false;  // host pictures go through an upload buffer (options)
 };
 
 struct GlDeviceInfo {
@@ -81,8 +89,11 @@ struct GlStats {
   int64_t bytes_uploaded = 0;   // pixel bytes handed to glTexSubImage2D
   int64_t mapped_uploads = 0;   // uploads from a mapped upload buffer (decoder wrote there)
   int64_t client_uploads = 0;   // uploads straight from host pictures (client memory)
+  int64_t staged_uploads = 0;   // host pictures copied into an upload buffer, then uploaded
   int64_t shader_paints = 0;    // paints converted/scaled in a fragment shader (YUV, scaled)
-  int64_t host_copies = 0;      // pixel copies on the host made by the backing (goal: 0)
+  // Pixel copies on the host made by the backing: one per staged upload (it replaces the copy
+  // the driver makes of client memory); 0 for pictures decoded into upload buffers.
+  int64_t host_copies = 0;
   int64_t upload_waits = 0;     // times an upload buffer was not free and we blocked on a fence
   int64_t upload_buffers_created = 0;
   int64_t external_writes = 0;  // texture writes by other APIs (CUDA; GlBacking::texture_written)

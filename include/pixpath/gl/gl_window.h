@@ -111,8 +111,11 @@ class GlWindow {
   [[nodiscard]] Result<UploadSlot> begin_upload(PixelFormat format, int width, int height);
   // Uploads what was written into the slot and paints it at params (the slot is consumed).
   [[nodiscard]] Result<void> paint(UploadSlot slot, const PaintParams& params);
-  // Paints pixels from host memory (straight from it, no copy). The picture must be
-  // host-accessible and ready (its sync point, if any, is waited for).
+  // Paints pixels from host memory. The picture must be host-accessible and ready (its sync
+  // point, if any, is waited for). With GlCaps::staged_client_uploads an unscaled picture of a
+  // directly uploadable format is copied into an upload buffer (X bytes made opaque, so no
+  // alpha pass follows) and uploaded from there; otherwise, or when no buffer can be had, it
+  // is uploaded straight from host memory.
   [[nodiscard]] Result<void> paint(const Picture& picture, const PaintParams& params);
   [[nodiscard]] Result<void> paint(const ConstPictureView& view, const PaintParams& params);
   // Fills a rectangle with one RGBA colour.
@@ -147,6 +150,9 @@ class GlWindow {
   struct Native;
   GlWindow(std::shared_ptr<GlContext> context, const GlWindowOptions& options);
   Result<void> make_texture(int width, int height);
+  Result<void> paint_slot(UploadSlot slot, const PaintParams& params, bool staged);
+  // Result: whether it painted (false: not applicable, paint from client memory instead).
+  Result<bool> paint_staged(const ConstPictureView& view, const PaintParams& params);
   Result<void> upload(const ConstPictureView& view, bool from_buffer, const uint8_t* buffer_base,
                       const PaintParams& params);
   Result<void> upload_direct(const ConstPictureView& view, const uint8_t* base, int x, int y);
