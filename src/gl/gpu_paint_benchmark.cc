@@ -6,7 +6,8 @@
 //       (W 3840x2160 windows, 1 by default; the draws go round the windows: all updating at once)
 //   gpu_paint_benchmark [--threads N] [--in-flight N] [--repeat R] [--gpu-batch B1,B2...] RECORDING...
 //       (the cpu decoder, then the gpu decoder once per gpu_max_batch value, 0 = auto by default;
-//       --no-cpu: the gpu runs only; --gpu-min-pixels N: the engine's small-picture threshold)
+//       --no-cpu: the gpu runs only; --no-gpu: the cpu run only; --gpu-min-pixels N: the engine's
+//       small-picture threshold)
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
@@ -59,6 +60,7 @@ int main(int argc, char** argv) {
     else if (a == "--repeat" && i + 1 < argc) repeat = std::atoi(argv[++i]);
     else if (a == "--in-flight" && i + 1 < argc) in_flight = std::atoi(argv[++i]);
     else if (a == "--no-cpu") cpu = false;
+    else if (a == "--no-gpu") batches.clear();
     else if (a == "--gpu-min-pixels" && i + 1 < argc) gpu_min_pixels = std::atoll(argv[++i]);
     else if (a == "--windows" && i + 1 < argc) windows = std::max(1, std::atoi(argv[++i]));
     else if (a == "--gpu-batch" && i + 1 < argc) {
