@@ -141,8 +141,9 @@ struct PaintEngineConfig {
   // queued behind other draws it takes the GPU (0: every draw takes the GPU). Measured on the
   // H200 through the engine (docs/performance.md, "GPU decode", small pictures): one draw in
   // flight, received -> painted p50, CPU direct vs GPU: 128x128 0.22 / 0.65 ms, 256x256
-  // 0.56 / 0.68, 384x384 1.02 / 0.88; with 8 in flight the GPU painted 1370-1550 draws/s and
-  // the CPU 370-425 (private pictures uploaded by the GL backing).
+  // 0.56 / 0.68, 384x384 1.02 / 0.88. With 8 in flight (warm, host pictures staged by the GL
+  // backing) the GPU painted 8.6k / 7.7k / 6.4k draws/s at 128 / 256 / 384 squares, the CPU with
+  // two threads 10.9k / 5.7k / 2.3k.
   int64_t gpu_min_pixels = 256 * 256;
   cuda::GpuDecoderOptions gpu;  // for the decoder the engine creates
   // Use this decoder instead of creating one (sharing one between engines; tests).
