@@ -11,6 +11,7 @@
 //              engines) + a GL fence; and back to back without waits, aggregate frames/s; and
 //              decode_batch_to_device of 8 back to back (the paint engine's GPU thread)
 //   --sync-probe FILE...  where the texture path's time goes (host round trips, interop alone)
+//   --first-calls FILE    what the first calls of a fresh decoder cost (start-up of a session)
 // Every figure is the median (p50) of --iters host wall times after warm-up, each ending in a
 // host wait. Usage: cuda_gpu_jpeg_benchmark [--iters N] [--batch-iters N] FILE.jpg...
 #include <cuda_runtime_api.h>
@@ -387,6 +388,64 @@ int sync_probe(const std::vector<const char*>& files, int iters) {
   return 0;
 }
 
+// --first-calls FILE: what a session's first GPU draws pay that later ones do not. A fresh
+// decoder; each call timed on the host to its completion, the first time and the second.
+int first_calls(const char* path) {
+  testing::HeadlessGl gl;
+  if (!gl.ok()) return std::fprintf(stderr, "headless GL: %s\n", gl.error().c_str()), 2;
+  const auto data = read_file(path);
+  auto ms_since = [](Clock::time_point t0) { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); };
+  auto t0 = Clock::now();
+  auto created = GpuJpegDecoder::create();
+  if (!created.ok()) return std::fprintf(stderr, "GPU decoder: %s\n", created.error().message().c_str()), 2;
+  std::printf("create (with self-test): %.2f ms\n", ms_since(t0));
+  auto& dec = **created;
+  const std::string info_after_create = dec.info_json();
+  const auto at = info_after_create.find("\"hardware_batches\"");
+  std::printf("after create: %s\n", at == std::string::npos ? "no hardware_batches field"
+                                                               : info_after_create.substr(at, 24).c_str());
+  auto info = dec.inspect(data, {});
+  if (!info.ok()) return 2;
+  const int w = info->width, h = info->height;
+  for (int round = 1; round <= 2; ++round) {
+    t0 = Clock::now();
+    auto pic = dec.decode_to_device(data, {});
+    const bool ok = pic.ok() && pic->plane(0).storage->wait_ready().ok();
+    std::printf("decode_to_device, call %d: %.2f ms%s\n", round, ms_since(t0), ok ? "" : " FAILED");
+  }
+  std::vector<Picture> kept;
+  for (int n : {2, 2, 7, 7, 8, 8, 14, 14, 3, 3}) {
+    std::vector<GpuDecodeJob> jobs(size_t(n), GpuDecodeJob{data, {}});
+    t0 = Clock::now();
+    auto pics = dec.decode_batch_to_device(jobs);
+    bool ok = true;
+    for (auto& p : pics) ok = ok && p.ok() && p->plane(0).storage->wait_ready().ok();
+    std::printf("decode_batch_to_device of %d: %.2f ms%s\n", n, ms_since(t0), ok ? "" : " FAILED");
+    if (kept.empty())
+      for (auto& p : pics)
+        if (p.ok()) kept.push_back(std::move(p).value());
+  }
+  if (kept.empty()) return 2;
+  for (int windows : {1, 8}) {
+    std::vector<GLuint> texs;
+    for (int i = 0; i < windows; ++i) texs.push_back(testing::HeadlessGl::make_texture(w, h));
+    for (int round = 1; round <= 2; ++round) {
+      std::vector<GpuCopyJob> jobs;
+      for (int i = 0; i < windows; ++i) jobs.push_back({&kept[0], {texs[size_t(i)], w, h, 0, 0}});
+      t0 = Clock::now();
+      auto f = dec.copy_to_textures(jobs);
+      const bool ok = f.ok() && (*f)->wait().ok();
+      std::printf("copy_to_textures into %d new texture(s), call %d: %.2f ms%s\n", windows, round, ms_since(t0),
+                  ok ? "" : " FAILED");
+    }
+    for (auto t : texs) {
+      dec.forget_texture(t);
+      glDeleteTextures(1, &t);
+    }
+  }
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -398,6 +457,7 @@ int main(int argc, char** argv) {
     else files.push_back(argv[i]);
   }
   if (argc == 3 && !std::strcmp(argv[1], "--probe")) return probe(argv[2]);
+  if (argc == 3 && !std::strcmp(argv[1], "--first-calls")) return first_calls(argv[2]);
   if (argc >= 2 && !std::strcmp(argv[1], "--sync-probe")) {
     files.erase(files.begin());  // "--sync-probe" itself
     return sync_probe(files, iters);

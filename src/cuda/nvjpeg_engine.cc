@@ -349,6 +349,7 @@ Result<void> set_map_flags(TextureRegistration& reg, bool whole_texture) {
 // against 892 with 2, but 3472 / 3451 frames/s of 512x512 against 11,839-11,858 with 2 (and
 // 3213 vs 3270 at 1080p). So: 3 when the batch's pictures average 4 Mpixel or more, else 2.
 // PIXPATH_CUDA_BATCH_DEPTH=1..4 fixes it (measurements).
+constexpr int64_t kDeepBatchPixels = 4'000'000;
 int batch_depth(int64_t mean_pixels) {
   static const int forced = [] {
     const char* v = std::getenv("PIXPATH_CUDA_BATCH_DEPTH");
@@ -356,7 +357,7 @@ int batch_depth(int64_t mean_pixels) {
     return d < 0 ? 0 : (d > 4 ? 4 : d);
   }();
   if (forced) return forced;
-  return mean_pixels >= 4'000'000 ? 3 : 2;
+  return mean_pixels >= kDeepBatchPixels ? 3 : 2;
 }
 
 struct BatchState {
@@ -1103,15 +1104,41 @@ class NvjpegEngine final : public abi::Engine {
       st.detail = why;
       return gpu_error(ErrorCode::Unavailable, "gpu self-test", why);
     };
+    // Hardware batches of two: the batch path is checked with the rest.
+    auto batch = [&]() -> Result<void> {
+      if (!d_->hw_handle) return ok();
+      abi::DecodeRequest pair[2] = {r, r};
+      pair[0].backend = pair[1].backend = kBackendAuto;
+      for (auto& img : decode_batch_to_device(pair, 2)) {
+        if (!img) return img.error();
+        release_device(img->ptr, img->stream);
+        recycle_event(img->event);
+      }
+      return ok();
+    };
     for (int i = 0; i < 3; ++i)  // warm-up: slots, pool, nvJPEG buffers
       for (int b : {kBackendHybrid, kBackendGpuHybrid, kBackendAuto})
         if (auto e = one(b); !e) return fail(e.error().stage() + ": " + e.error().reason());
+    // Every hardware batch state's first batch costs 90-130 ms on the H200 (measured with
+    // cuda_gpu_jpeg_benchmark --first-calls), whatever the pictures' size: paid here, once per
+    // device, instead of by a session's first frames. One batch per state the rotation can
+    // reach (the deepest rotation: pictures of kDeepBatchPixels or more).
+    for (int k = 0; k < batch_depth(kDeepBatchPixels); ++k) {
+      {
+        std::lock_guard lock(d_->batch_mu);
+        d_->last_batch_mean_pixels = kDeepBatchPixels;  // so the next turn is the next state
+      }
+      if (auto e = batch(); !e) return fail(e.error().stage() + ": " + e.error().reason());
+    }
     if (auto e = cudaDeviceSynchronize(); e != cudaSuccess) return fail(cudaGetErrorString(e));
     size_t free0 = 0, free1 = 0, total = 0;
     (void)cudaMemGetInfo(&free0, &total);
-    for (int i = 0; i < decodes; ++i)
+    for (int i = 0; i < decodes; ++i) {
       if (auto e = one(i % 3 == 0 ? kBackendHybrid : (i % 3 == 1 ? kBackendGpuHybrid : kBackendAuto)); !e)
         return fail(e.error().stage() + ": " + e.error().reason());
+      if (i % 4 == 3)
+        if (auto e = batch(); !e) return fail(e.error().stage() + ": " + e.error().reason());
+    }
     if (auto e = cudaDeviceSynchronize(); e != cudaSuccess) return fail(cudaGetErrorString(e));
     (void)cudaMemGetInfo(&free1, &total);
     st.decodes = decodes;
