@@ -79,9 +79,6 @@ struct Item {
   DirectTarget target;
   Clock::time_point decode_start{}, decode_end{};
   Route route = Route::Cpu;
-  // A small GPU-codable draw: decoded on the CPU straight into the framebuffer when it can be
-  // (nothing earlier of its window unpainted), else it takes `gpu_route` (see gpu_min_pixels).
-  std::optional<Route> gpu_route;
   std::string_view decoder_used = "cpu";
 };
 using ItemPtr = std::shared_ptr<Item>;
@@ -216,12 +213,7 @@ struct PaintEngine::Impl {
             });
             if (!earlier_draw && item->direct) {
               item->state = State::DirectPending;
-              item->gpu_route.reset();
             } else {
-              if (item->gpu_route) {  // small, but queued behind others: the GPU's
-                item->route = *item->gpu_route;
-                item->gpu_route.reset();
-              }
               item->direct = false;
               if (item->route == Route::GpuTexture) {
                 gpu_work.push_back(item);
@@ -939,16 +931,10 @@ void PaintEngine::submit(DrawPacket packet) {
     item->state = State::Queued;
     const bool direct_capable = impl_->config.direct_decode &&
                                 internal::direct_capable(p, *item->decoder, impl_->format);
-    if (impl_->gpu_mode != GpuMode::Off && gpu_codable(p)) {
-      const Route gpu_route =
-          impl_->gpu_mode == GpuMode::Texture ? Route::GpuTexture : Route::GpuHost;
-      if (int64_t(p.w) * p.h < impl_->config.gpu_min_pixels && direct_capable) {
-        item->direct = true;  // enqueue() decides: direct on the CPU, or the GPU
-        item->gpu_route = gpu_route;
-      } else {
-        item->route = gpu_route;
-      }
-    } else {
+    if (impl_->gpu_mode != GpuMode::Off && gpu_codable(p) &&
+        int64_t(p.w) * p.h >= impl_->config.gpu_min_pixels) {
+      item->route = impl_->gpu_mode == GpuMode::Texture ? Route::GpuTexture : Route::GpuHost;
+    } else {  // the CPU's, small GPU-codable draws included (gpu_min_pixels)
       item->direct = direct_capable;
     }
   }

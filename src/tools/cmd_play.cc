@@ -58,9 +58,9 @@ void add_play_command(CLI::App& app, int& exit_code) {
       ->check(CLI::Range(0, 64))
       ->capture_default_str();
   cmd->add_option("--gpu-min-pixels", a->options.gpu_min_pixels,
-                  "--decoder gpu/auto: a jpeg draw smaller than this that can be decoded straight "
-                  "into the framebuffer is decoded on the CPU (faster alone); 0: every jpeg draw "
-                  "on the GPU")
+                  "--decoder gpu/auto: a jpeg draw of fewer pixels than this is decoded on the "
+                  "CPU, faster for it (straight into the framebuffer when it can); 0: every jpeg "
+                  "draw on the GPU")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
   cmd->add_flag("--progress", a->progress,

@@ -44,9 +44,10 @@
 //     decode_to_host() on the workers and painted from host memory (the pixels then do visit
 //     host memory: the documented fallback, for parity tests and `decode --gpu`).
 // The GPU route takes jpeg and jpega draws that are painted, unscaled and without delta/store
-// (those stay on the CPU); one under config.gpu_min_pixels is decoded on the CPU instead when
-// it can go straight into the framebuffer. They wait for the engine's GPU thread, which takes every such draw
-// waiting (at most config.gpu_max_batch) and decodes them into CUDA memory in one
+// (those stay on the CPU); one under config.gpu_min_pixels is decoded on the CPU instead
+// (straight into the framebuffer when it can). They wait for the engine's GPU thread, which
+// takes every such draw waiting (at most config.gpu_max_batch) and decodes them into CUDA
+// memory in one
 // decode_batch_to_device call: draws that arrive together, typically several windows updating
 // at once, go to the hardware JPEG engines as one batch; a draw alone is decoded alone, without
 // waiting for company (the GPU thread may wait for nvJPEG, the UI thread never does). A
@@ -136,14 +137,13 @@ struct PaintEngineConfig {
   // over the engines, each picture on one; on the H200 (7 engines) 8 windows of 4K frames went
   // from 210 draws/s one by one to 800-1200 batched (docs/performance.md, "GPU decode").
   int gpu_max_batch = 0;
-  // On the GPU route, a jpeg / jpega draw of fewer pixels than this that can be decoded straight
-  // into the framebuffer (nothing earlier of its window unpainted) is decoded so on the CPU;
-  // queued behind other draws it takes the GPU (0: every draw takes the GPU). Measured on the
-  // H200 through the engine (docs/performance.md, "GPU decode", small pictures): one draw in
-  // flight, received -> painted p50, CPU direct vs GPU: 128x128 0.22 / 0.65 ms, 256x256
-  // 0.56 / 0.68, 384x384 1.02 / 0.88. With 8 in flight (warm, host pictures staged by the GL
-  // backing) the GPU painted 8.6k / 7.7k / 6.4k draws/s at 128 / 256 / 384 squares, the CPU with
-  // two threads 10.9k / 5.7k / 2.3k.
+  // On the GPU route, a jpeg / jpega draw of fewer pixels than this is decoded on the CPU,
+  // straight into the framebuffer when it can be (0: every such draw takes the GPU). Measured on
+  // the H200 through the engine, two decode threads (docs/performance.md, "GPU decode", small
+  // pictures again): one draw in flight, received -> painted p50, CPU vs GPU: 128x128 0.17 /
+  // 0.19 ms (both direct on the CPU then), 256x256 0.47 / 0.72, 384x384 0.97 / 0.77; 8 in
+  // flight, draws/s and latency p50: 128x128 10.9k, 0.47 ms / 8.6k, 0.81 ms; 192x192 7.3k,
+  // 0.74 ms / 8.9k, 0.85 ms; 256x256 5.7k, 1.32 ms / 7.7k, 0.89 ms.
   int64_t gpu_min_pixels = 256 * 256;
   cuda::GpuDecoderOptions gpu;  // for the decoder the engine creates
   // Use this decoder instead of creating one (sharing one between engines; tests).
