@@ -9,6 +9,8 @@
 // mean |d| <= 0.25 and max <= 4 (kMeanTolerance, kMaxTolerance).
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
+
+#include <algorithm>
 #include <jpeglib.h>
 #include <turbojpeg.h>
 
@@ -526,6 +528,37 @@ TEST_F(GpuJpegGlTest, TextureReadbackEqualsCudaOutput) {
   ASSERT_TRUE(dec().decode_to_texture(jpeg, {}, {tex, tw, th, 0, 0}).ok());
   dec().forget_texture(tex);
   glDeleteTextures(1, &tex);
+}
+
+// A texture prepared ahead (registered, mapped and unmapped once) takes writes like any other
+// and keeps its content; preparing again, or after forget_texture, is harmless; a bad texture
+// is refused with the stage named.
+TEST_F(GpuJpegGlTest, PreparedTextureTakesWrites) {
+  const int w = 640, h = 480;
+  GLuint tex = testing::HeadlessGl::make_texture(w, h);
+  testing::HeadlessGl::fill_texture(tex, w, h, 0x33);
+  ASSERT_TRUE(dec().prepare_texture({tex, w, h, 0, 0}).ok());
+  ASSERT_TRUE(dec().prepare_texture({tex, w, h, 0, 0}).ok());
+  const auto kept = testing::HeadlessGl::read_texture(tex, w, h);
+  EXPECT_TRUE(std::all_of(kept.begin(), kept.end(), [](uint8_t v) { return v == 0x33; }))
+      << "preparing changed the texture's content";
+  const auto jpeg = encode(screen_like(w, h, 5), w, h, {2, 2, false, 75});
+  auto f = dec().decode_to_texture(jpeg, {}, {tex, w, h, 0, 0});
+  ASSERT_TRUE(f.ok()) << f.error().message();
+  ASSERT_TRUE((*f)->wait().ok());
+  const auto px = testing::HeadlessGl::read_texture(tex, w, h);
+  auto host = dec().decode_to_host(jpeg, {});
+  ASSERT_TRUE(host.ok());
+  auto v = host->picture.read();
+  const auto d = diff(px.data(), size_t(w) * 4, v->plane(0).data, v->plane(0).stride, w, h);
+  EXPECT_EQ(d.max[0] + d.max[1] + d.max[2] + d.max[3], 0) << d.str();
+  dec().forget_texture(tex);
+  ASSERT_TRUE(dec().prepare_texture({tex, w, h, 0, 0}).ok());
+  dec().forget_texture(tex);
+  glDeleteTextures(1, &tex);
+  auto bad = dec().prepare_texture({0, w, h, 0, 0});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().stage(), "gpu texture");
 }
 
 TEST_F(GpuJpegGlTest, TwoWindowsOnOneContext) {

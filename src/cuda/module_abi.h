@@ -23,7 +23,8 @@ namespace pixpath::cuda::abi {
 
 // 2: copy_to_textures and the fence calls (the paint engine's GPU path).
 // 3: decode_to_texture returns a fence; decode_batch_to_device (the paint engine's GPU thread).
-inline constexpr int kAbiVersion = 3;
+// 4: prepare_texture (registration at window creation, not at the first write).
+inline constexpr int kAbiVersion = 4;
 inline constexpr const char* kEntryPoint = "pixpath_cuda_module_v1";
 
 struct EngineOptions {
@@ -93,6 +94,9 @@ class Engine {
   virtual std::vector<Result<DeviceImage>> decode_batch_to_device(const DecodeRequest* requests,
                                                                   size_t count) = 0;
   virtual void forget_texture(uint32_t texture) = 0;
+  // Registers the texture with CUDA and maps and unmaps it once on the texture stream (no host
+  // wait), so its first write does not pay for either. GL context current.
+  virtual Result<void> prepare_texture(const TextureTarget& target) = 0;
   // The hardware JPEG engines a batch spreads over (0: none, or batches disabled).
   virtual int hardware_engines() = 0;
   // Copies device pictures into texture regions on the engine's paint stream (GL context

@@ -953,6 +953,16 @@ class NvjpegEngine final : public abi::Engine {
     return results;
   }
 
+  Result<void> prepare_texture(const abi::TextureTarget& target) override {
+    PIXPATH_CHECK(bind());
+    PIXPATH_TRY(TextureRegistration* reg, registration(target));
+    std::lock_guard paint(paint_mu_);
+    PIXPATH_TRY(cudaStream_t ts, texture_stream());
+    CUDA_TRY("gpu texture", cudaGraphicsMapResources(1, &reg->resource, ts));
+    CUDA_TRY("gpu texture", cudaGraphicsUnmapResources(1, &reg->resource, ts));
+    return ok();
+  }
+
   void forget_texture(uint32_t texture) override {
     (void)bind();
     std::lock_guard lock(d_->textures_mu);

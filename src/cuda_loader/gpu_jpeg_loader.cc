@@ -290,6 +290,9 @@ class LoadedGpuJpegDecoder final : public GpuJpegDecoder {
     return std::shared_ptr<GpuFence>(std::make_shared<CudaFence>(engine_, event));
   }
   void forget_texture(uint32_t texture) const override { engine_->forget_texture(texture); }
+  Result<void> prepare_texture(const GlTextureRegion& texture) const override {
+    return engine_->prepare_texture(texture_target(texture));
+  }
   int hardware_engines() const override { return engine_->hardware_engines(); }
   std::string info_json() const override { return engine_->info_json(); }
 

@@ -474,6 +474,7 @@ struct PaintEngine::Impl {
       case Kind::WindowNew: {
         auto r = backing.create_window(item.wid, item.w, item.h);
         if (!r.ok()) window_event_error(r.error());
+        else prepare_window_texture(item.wid);
         buckets.insert_or_assign(item.wid, DeltaBuckets(config.delta_buckets));
         return;
       }
@@ -481,6 +482,7 @@ struct PaintEngine::Impl {
         forget_window_texture(item.wid);
         auto r = backing.resize_window(item.wid, item.w, item.h);
         if (!r.ok()) window_event_error(r.error());
+        else prepare_window_texture(item.wid);
         return;
       }
       case Kind::WindowLost: {
@@ -561,6 +563,17 @@ struct PaintEngine::Impl {
     it->second++;
     MutexLock lock(mu);
     pending.push_back(std::move(a));
+  }
+
+  // UI thread, texture route: registers a new or resized window's texture with the GPU decoder
+  // now rather than at its first GPU draw. A failure is left to that draw (which registers
+  // again, or goes to the CPU).
+  void prepare_window_texture(int64_t wid) {
+    if (gpu_mode != GpuMode::Texture || !gpu) return;
+    auto tex = backing.window_texture(wid);
+    if (!tex || tex->texture == 0) return;
+    if (gpu->prepare_texture({tex->texture, tex->width, tex->height, 0, 0}).ok())
+      registered_textures[wid] = tex->texture;
   }
 
   void forget_window_texture(int64_t wid) {

@@ -202,6 +202,11 @@ class FakeGpuDecoder final : public cuda::GpuJpegDecoder {
     std::lock_guard l(mu);
     forgotten.push_back(texture);
   }
+  Result<void> prepare_texture(const cuda::GlTextureRegion& t) const override {
+    std::lock_guard l(mu);
+    prepared.push_back(t.texture);
+    return ok();
+  }
   std::string info_json() const override { return "{}"; }
   int hardware_engines() const override { return engines; }
   int engines = 0;
@@ -222,6 +227,7 @@ class FakeGpuDecoder final : public cuda::GpuJpegDecoder {
   mutable std::vector<size_t> copy_sizes;
   mutable std::vector<std::shared_ptr<FakeFence>> fences;
   mutable std::vector<uint32_t> forgotten;
+  mutable std::vector<uint32_t> prepared;
   mutable std::set<uint32_t> textures_seen;
 
  private:
@@ -573,8 +579,25 @@ TEST(PaintEngineGpu, ResizeAndDestroyForgetTheTexture) {
   h.engine->submit(jpeg_draw(1, 2, 16, 16, 32, 32, 2));
   h.engine->window_lost(1);
   ASSERT_TRUE(h.engine->wait_idle(std::chrono::seconds(20)));
+  // Registered when the window was made and again when it was resized, forgotten before the
+  // resize and before the window went.
+  EXPECT_EQ(h.gpu->prepared, (std::vector<uint32_t>{1001, 1001}));
   EXPECT_EQ(h.gpu->forgotten, (std::vector<uint32_t>{1001, 1001}));
   EXPECT_EQ(h.acks.order(), (std::vector<int64_t>{1, 2}));
+}
+
+TEST(PaintEngineGpu, NoTextureIsPreparedOffTheTextureRoute) {
+  CpuBacking b;
+  FakeTextureBacking unused;
+  auto gpu = std::make_shared<FakeGpuDecoder>(&unused);
+  PaintEngineConfig c;
+  c.decoder = DecoderChoice::Gpu;
+  c.gpu_decoder = gpu;
+  auto e = PaintEngine::create(b, c);
+  ASSERT_TRUE(e.ok());
+  (*e)->window_new(1, 32, 32);
+  ASSERT_TRUE((*e)->wait_idle(std::chrono::seconds(20)));
+  EXPECT_TRUE(gpu->prepared.empty());
 }
 
 TEST(PaintEngineGpu, OutsideTheWindowTakesTheCpu) {
