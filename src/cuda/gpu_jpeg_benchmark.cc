@@ -30,6 +30,7 @@
 #include <string>
 #include <vector>
 
+#include "cuda/testing/bench_timing.h"
 #include "cuda/testing/headless_gl.h"
 #include "pixpath/cuda/gpu_jpeg.h"
 
@@ -39,37 +40,17 @@ using Clock = std::chrono::steady_clock;
 
 namespace {
 
-struct Stats {
-  double p50 = 0, p10 = 0, p90 = 0;
-};
-
-Stats percentiles(std::vector<double> ms) {
-  std::sort(ms.begin(), ms.end());
-  return {ms[ms.size() / 2], ms[ms.size() / 10], ms[ms.size() * 9 / 10]};
-}
-
-Stats time_it(int iters, int warmup, const std::function<bool()>& fn) {
-  for (int i = 0; i < warmup; ++i)
-    if (!fn()) return {-1, -1, -1};
-  std::vector<double> ms;
-  for (int i = 0; i < iters; ++i) {
-    const auto t0 = Clock::now();
-    if (!fn()) return {-1, -1, -1};
-    ms.push_back(std::chrono::duration<double, std::milli>(Clock::now() - t0).count());
-  }
-  return percentiles(std::move(ms));
-}
+using testing::fence_poll;
+using testing::percentiles;
+using testing::read_file;
+using testing::Stats;
+using testing::time_it;
 
 void row(const std::string& file, int w, int h, size_t bytes, const char* route, const Stats& s,
          const char* note = "") {
   std::printf("| %s | %dx%d | %zu | %s | %.3f | %.3f | %.3f | %s |\n", file.c_str(), w, h, bytes, route,
               s.p50, s.p10, s.p90, note);
   std::fflush(stdout);
-}
-
-std::vector<uint8_t> read_file(const char* path) {
-  std::ifstream in(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), {}};
 }
 
 
@@ -202,14 +183,6 @@ int probe(const char* path) {
 // file: nvJPEG alone, decode_to_device, and decode_to_texture ended by each kind of wait.
 extern "C" cudaError_t CUDARTAPI cudaGraphicsGLRegisterImage(cudaGraphicsResource** resource, unsigned int image,
                                                              unsigned int target, unsigned int flags);
-
-bool fence_poll() {
-  GLsync s = glFenceSync(GL_SYNC_GPU_COMMANDS_COMPLETE, 0);
-  GLenum r = glClientWaitSync(s, GL_SYNC_FLUSH_COMMANDS_BIT, 0);
-  while (r == GL_TIMEOUT_EXPIRED) r = glClientWaitSync(s, 0, 0);
-  glDeleteSync(s);
-  return r == GL_ALREADY_SIGNALED || r == GL_CONDITION_SATISFIED;
-}
 
 int sync_probe(const std::vector<const char*>& files, int iters) {
   testing::HeadlessGl gl;

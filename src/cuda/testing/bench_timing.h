@@ -1,0 +1,57 @@
+// Host wall-time helpers shared by the GPU benchmarks (cuda_gpu_jpeg_benchmark and
+// cuda_external_memory_probe): percentiles of a run, a timed loop with warm-up, a file read,
+// and a GL fence the host polls. Benchmarks only; needs a current GL context for fence_poll().
+#pragma once
+
+#include <epoxy/gl.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <fstream>
+#include <functional>
+#include <iterator>
+#include <vector>
+
+namespace pixpath::cuda::testing {
+
+using BenchClock = std::chrono::steady_clock;
+
+struct Stats {
+  double p50 = 0, p10 = 0, p90 = 0;  // ms; -1 when the run failed or was empty
+};
+
+inline Stats percentiles(std::vector<double> ms) {
+  if (ms.empty()) return {-1, -1, -1};
+  std::sort(ms.begin(), ms.end());
+  return {ms[ms.size() / 2], ms[ms.size() / 10], ms[ms.size() * 9 / 10]};
+}
+
+// `warmup` untimed calls, then `iters` timed ones; any call returning false fails the run.
+inline Stats time_it(int iters, int warmup, const std::function<bool()>& fn) {
+  for (int i = 0; i < warmup; ++i)
+    if (!fn()) return {-1, -1, -1};
+  std::vector<double> ms;
+  for (int i = 0; i < iters; ++i) {
+    const auto t0 = BenchClock::now();
+    if (!fn()) return {-1, -1, -1};
+    ms.push_back(std::chrono::duration<double, std::milli>(BenchClock::now() - t0).count());
+  }
+  return percentiles(std::move(ms));
+}
+
+inline std::vector<uint8_t> read_file(const char* path) {
+  std::ifstream in(path, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), {}};
+}
+
+// A GL fence the host polls (no sleeping wait): GL has done everything queued so far.
+inline bool fence_poll() {
+  GLsync s = glFenceSync(GL_SYNC_GPU_COMMANDS_COMPLETE, 0);
+  GLenum r = glClientWaitSync(s, GL_SYNC_FLUSH_COMMANDS_BIT, 0);
+  while (r == GL_TIMEOUT_EXPIRED) r = glClientWaitSync(s, 0, 0);
+  glDeleteSync(s);
+  return r == GL_ALREADY_SIGNALED || r == GL_CONDITION_SATISFIED;
+}
+
+}  // namespace pixpath::cuda::testing
