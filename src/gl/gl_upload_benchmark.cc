@@ -9,6 +9,7 @@
 #include <benchmark/benchmark.h>
 
 #include <cstring>
+#include <optional>
 
 #include "pixpath/core/counters.h"
 #include "pixpath/gl/gl_context.h"
@@ -44,100 +45,99 @@ enum Path { kMapped, kClient, kStaged };
 
 ClientUploads mode_of(Path path) { return path == kStaged ? ClientUploads::Staged : ClientUploads::Direct; }
 
-void BM_Upload(benchmark::State& state, PixelFormat format, Path path) {
+// A window of win_w x win_h and a filled pic_w x pic_h picture in `format`, on the context of
+// `path`'s upload mode; nullopt (the state's error set) when either cannot be had.
+struct Setup {
+  std::shared_ptr<GlContext> ctx;
+  std::unique_ptr<GlWindow> win;
+  Picture pic;
+};
+std::optional<Setup> set_up(benchmark::State& state, PixelFormat format, Path path, int win_w, int win_h,
+                            int pic_w, int pic_h) {
   auto ctx = context(mode_of(path));
   if (!ctx) {
     state.SkipWithError("no EGL display");
-    return;
+    return std::nullopt;
   }
-  const int w = int(state.range(0)), h = int(state.range(1));
-  auto win = GlWindow::create(ctx, w, h);
-  auto pic = Picture::allocate(format, w, h);
+  auto win = GlWindow::create(ctx, win_w, win_h);
+  auto pic = Picture::allocate(format, pic_w, pic_h);
   if (!win.ok() || !pic.ok()) {
     state.SkipWithError("setup failed");
-    return;
+    return std::nullopt;
   }
-  auto pv = pic->write();
-  fill(*pv);
-  ConstPictureView src = *pv;
+  fill(*pic->write());
+  return Setup{ctx, std::move(*win), std::move(*pic)};
+}
+
+// One paint of the picture at `params`: through an upload buffer the benchmark writes (kMapped,
+// a memcpy standing in for the decoder's write) or as a host picture (kClient, kStaged).
+bool paint_once(benchmark::State& state, Setup& s, Path path, const PaintParams& params) {
+  Result<void> r;
+  if (path == kMapped) {
+    auto slot = s.win->begin_upload(s.pic.format(), s.pic.width(), s.pic.height());
+    if (!slot.ok()) {
+      state.SkipWithError(slot.error().message().c_str());
+      return false;
+    }
+    auto src = s.pic.read();
+    for (int p = 0; p < src->plane_count; ++p) {
+      const auto& from = src->planes[size_t(p)];
+      const auto& to = slot->view().planes[size_t(p)];
+      for (int y = 0; y < from.height; ++y) std::memcpy(to.unchecked_row(y), from.unchecked_row(y), from.row_bytes());
+    }
+    r = s.win->paint(std::move(*slot), params);
+  } else {
+    r = s.win->paint(s.pic, params);
+  }
+  if (!r.ok()) state.SkipWithError(r.error().message().c_str());
+  return r.ok();
+}
+
+void BM_Upload(benchmark::State& state, PixelFormat format, Path path) {
+  const int w = int(state.range(0)), h = int(state.range(1));
+  auto s = set_up(state, format, path, w, h, w, h);
+  if (!s) return;
   size_t bytes = 0;
-  for (int p = 0; p < src.plane_count; ++p) bytes += src.planes[size_t(p)].row_bytes() * size_t(src.planes[size_t(p)].height);
+  auto src = s->pic.read();
+  for (int p = 0; p < src->plane_count; ++p) bytes += src->planes[size_t(p)].row_bytes() * size_t(src->planes[size_t(p)].height);
   const auto copies_before = counters().copies;
-  const GlStats stats_before = ctx->stats();
+  const GlStats stats_before = s->ctx->stats();
   int64_t n = 0;
   for (auto _ : state) {
-    if (path == kMapped) {
-      auto slot = (*win)->begin_upload(format, w, h);
-      if (!slot.ok()) {
-        state.SkipWithError(slot.error().message().c_str());
-        return;
-      }
-      for (int p = 0; p < src.plane_count; ++p) {  // stands in for the decoder's write
-        const auto& s = src.planes[size_t(p)];
-        const auto& d = slot->view().planes[size_t(p)];
-        for (int y = 0; y < s.height; ++y) std::memcpy(d.unchecked_row(y), s.unchecked_row(y), s.row_bytes());
-      }
-      if (!(*win)->paint(std::move(*slot), {}).ok()) state.SkipWithError("paint failed");
-    } else {
-      if (!(*win)->paint(*pic, {}).ok()) state.SkipWithError("paint failed");
-    }
-    if (++n % 16 == 0) (void)ctx->wait_idle();
+    if (!paint_once(state, *s, path, {})) return;
+    if (++n % 16 == 0) (void)s->ctx->wait_idle();
   }
-  (void)ctx->wait_idle();
+  (void)s->ctx->wait_idle();
   state.SetBytesProcessed(int64_t(state.iterations()) * int64_t(bytes));
   state.counters["fps"] = benchmark::Counter(double(state.iterations()), benchmark::Counter::kIsRate);
   state.counters["host_copies"] = double(counters().copies - copies_before);
-  auto stats = ctx->stats();
+  auto stats = s->ctx->stats();
   const int64_t timed = stats.gpu_timed_paints - stats_before.gpu_timed_paints;
   if (timed > 0) {
     state.counters["gl_ms_per_paint"] = double(stats.gpu_time_ns - stats_before.gpu_time_ns) / 1e6 / double(timed);
   }
-  state.SetLabel(ctx->info().renderer);
+  state.SetLabel(s->ctx->info().renderer);
 }
 
 // Small pictures into a 3840x2160 window at rotating places, as the paint engine paints queued
 // small draws decoded on the CPU: host time per paint (the UI thread's cost), the GPU waited for
 // every 64 paints only.
 void BM_SmallIntoLarge(benchmark::State& state, PixelFormat format, Path path) {
-  auto ctx = context(mode_of(path));
-  if (!ctx) {
-    state.SkipWithError("no EGL display");
-    return;
-  }
-  const int w = int(state.range(0)), h = w, ww = 3840, wh = 2160;
-  auto win = GlWindow::create(ctx, ww, wh);
-  auto pic = Picture::allocate(format, w, h);
-  if (!win.ok() || !pic.ok()) {
-    state.SkipWithError("setup failed");
-    return;
-  }
-  auto pv = pic->write();
-  fill(*pv);
-  ConstPictureView src = *pv;
-  const int cols = ww / w, rows = wh / h;
+  const int side = int(state.range(0)), ww = 3840, wh = 2160;
+  auto s = set_up(state, format, path, ww, wh, side, side);
+  if (!s) return;
+  const int cols = ww / side, rows = wh / side;
   int64_t n = 0;
   for (auto _ : state) {
     PaintParams params;
-    params.x = int(n % cols) * w;
-    params.y = int((n / cols) % rows) * h;
-    if (path == kMapped) {
-      auto slot = (*win)->begin_upload(format, w, h);
-      if (!slot.ok()) {
-        state.SkipWithError(slot.error().message().c_str());
-        return;
-      }
-      const auto& s = src.planes[0];
-      const auto& d = slot->view().planes[0];
-      for (int y = 0; y < s.height; ++y) std::memcpy(d.unchecked_row(y), s.unchecked_row(y), s.row_bytes());
-      if (!(*win)->paint(std::move(*slot), params).ok()) state.SkipWithError("paint failed");
-    } else {
-      if (!(*win)->paint(*pic, params).ok()) state.SkipWithError("paint failed");
-    }
-    if (++n % 64 == 0) (void)ctx->wait_idle();
+    params.x = int(n % cols) * side;
+    params.y = int((n / cols) % rows) * side;
+    if (!paint_once(state, *s, path, params)) return;
+    if (++n % 64 == 0) (void)s->ctx->wait_idle();
   }
-  (void)ctx->wait_idle();
+  (void)s->ctx->wait_idle();
   state.counters["paints_per_s"] = benchmark::Counter(double(state.iterations()), benchmark::Counter::kIsRate);
-  state.SetLabel(ctx->info().renderer);
+  state.SetLabel(s->ctx->info().renderer);
 }
 
 #define SMALL_SIZES ->Arg(128)->Arg(256)->Arg(512)->Unit(benchmark::kMicrosecond)->UseRealTime()
