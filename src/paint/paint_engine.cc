@@ -567,13 +567,14 @@ struct PaintEngine::Impl {
 
   // UI thread, texture route: registers a new or resized window's texture with the GPU decoder
   // now rather than at its first GPU draw. A failure is left to that draw (which registers
-  // again, or goes to the CPU).
+  // again, or goes to the CPU). The texture is remembered either way: a failure after the
+  // registration (the first map) still leaves one for forget_texture() to drop.
   void prepare_window_texture(int64_t wid) {
     if (gpu_mode != GpuMode::Texture || !gpu) return;
     auto tex = backing.window_texture(wid);
     if (!tex || tex->texture == 0) return;
-    if (gpu->prepare_texture({tex->texture, tex->width, tex->height, 0, 0}).ok())
-      registered_textures[wid] = tex->texture;
+    registered_textures[wid] = tex->texture;
+    (void)gpu->prepare_texture({tex->texture, tex->width, tex->height, 0, 0});
   }
 
   void forget_window_texture(int64_t wid) {

@@ -205,6 +205,7 @@ class FakeGpuDecoder final : public cuda::GpuJpegDecoder {
   Result<void> prepare_texture(const cuda::GlTextureRegion& t) const override {
     std::lock_guard l(mu);
     prepared.push_back(t.texture);
+    if (fail_prepare) return Error(ErrorCode::Internal, "fake", "gpu texture", "prepare failure injected");
     return ok();
   }
   std::string info_json() const override { return "{}"; }
@@ -228,6 +229,7 @@ class FakeGpuDecoder final : public cuda::GpuJpegDecoder {
   mutable std::vector<std::shared_ptr<FakeFence>> fences;
   mutable std::vector<uint32_t> forgotten;
   mutable std::vector<uint32_t> prepared;
+  bool fail_prepare = false;
   mutable std::set<uint32_t> textures_seen;
 
  private:
@@ -584,6 +586,22 @@ TEST(PaintEngineGpu, ResizeAndDestroyForgetTheTexture) {
   EXPECT_EQ(h.gpu->prepared, (std::vector<uint32_t>{1001, 1001}));
   EXPECT_EQ(h.gpu->forgotten, (std::vector<uint32_t>{1001, 1001}));
   EXPECT_EQ(h.acks.order(), (std::vector<int64_t>{1, 2}));
+}
+
+// A failed prepare is not fatal: the draw still takes the GPU, and the texture is still
+// forgotten before the window goes (the module may hold its registration).
+TEST(PaintEngineGpu, FailedPrepareStillForgetsTheTexture) {
+  GpuHarness h;
+  h.gpu->fail_prepare = true;
+  h.engine->window_new(1, 32, 32);  // never drawn into: only the prepare touched its texture
+  h.engine->window_new(2, 32, 32);
+  h.engine->submit(jpeg_draw(2, 1, 0, 0, 32, 32, 1));
+  h.engine->window_lost(1);
+  ASSERT_TRUE(h.engine->wait_idle(std::chrono::seconds(20)));
+  EXPECT_EQ(h.gpu->prepared, (std::vector<uint32_t>{1001, 1002}));
+  EXPECT_EQ(h.gpu->forgotten, (std::vector<uint32_t>{1001}));
+  ASSERT_EQ(h.acks.acks.size(), 1u);
+  EXPECT_EQ(h.acks.reports[0].decoder, "gpu");
 }
 
 TEST(PaintEngineGpu, NoTextureIsPreparedOffTheTextureRoute) {
