@@ -17,16 +17,6 @@
 
 namespace pixpath::cuda {
 
-std::string_view to_string(GpuBackend backend) {
-  switch (backend) {
-    case GpuBackend::Auto: return "auto";
-    case GpuBackend::Hybrid: return "hybrid";
-    case GpuBackend::GpuHybrid: return "gpu_hybrid";
-    case GpuBackend::Hardware: return "hardware";
-  }
-  return "?";
-}
-
 namespace {
 
 constexpr const char* kModuleName = "libpixpath_cuda.so";
@@ -318,6 +308,13 @@ Result<std::unique_ptr<GpuJpegDecoder>> GpuJpegDecoder::create(const GpuDecoderO
     register_memory_kind_copier(MemoryKind::CudaDevice, MemoryKindCopier{&cuda_allocate_like, &cuda_copy});
   });
   return std::unique_ptr<GpuJpegDecoder>(new LoadedGpuJpegDecoder(std::move(engine)));
+}
+
+paint::GpuDrawDecoderFactory gpu_draw_decoder_factory(GpuDecoderOptions options) {
+  return [options = std::move(options)]() -> Result<std::shared_ptr<const paint::GpuDrawDecoder>> {
+    PIXPATH_TRY(std::unique_ptr<GpuJpegDecoder> decoder, GpuJpegDecoder::create(options));
+    return std::shared_ptr<const paint::GpuDrawDecoder>(std::move(decoder));
+  };
 }
 
 Result<std::string> gpu_info_json(const GpuDecoderOptions& options) {

@@ -86,7 +86,7 @@ using ItemPtr = std::shared_ptr<Item>;
 // An acknowledgement waiting for the GPU (fence set), or queued behind one of its window.
 struct PendingAck {
   ItemPtr item;
-  std::shared_ptr<const cuda::GpuFence> fence;  // null: painted already, only ordered behind
+  std::shared_ptr<const GpuFence> fence;  // null: painted already, only ordered behind
   int64_t decode_code = 1;
   std::string message;
   int64_t paint_us = 0;
@@ -124,7 +124,7 @@ struct PaintEngine::Impl {
 
   // GPU route (fixed after create()).
   GpuMode gpu_mode = GpuMode::Off;
-  std::shared_ptr<const cuda::GpuJpegDecoder> gpu;
+  std::shared_ptr<const GpuDrawDecoder> gpu;
   // Acks in delivery order (FIFO: all copies go through one stream, so fences signal in order).
   std::deque<PendingPtr> pending PIXPATH_GUARDED_BY(mu);
   std::deque<PendingPtr> to_watch PIXPATH_GUARDED_BY(mu);  // fences for the watcher thread
@@ -341,7 +341,7 @@ struct PaintEngine::Impl {
   }
 
   void decode_gpu_batch(std::vector<ItemPtr>& batch) {
-    std::vector<cuda::GpuDecodeJob> jobs;
+    std::vector<GpuDecodeJob> jobs;
     jobs.reserve(batch.size());
     const auto start = Clock::now();
     for (auto& item : batch) {
@@ -370,8 +370,8 @@ struct PaintEngine::Impl {
     stats.gpu_batched_max = std::max<int64_t>(stats.gpu_batched_max, int64_t(batch.size()));
   }
 
-  cuda::GpuDecodeParams gpu_params(const DrawPacket& p) const {
-    cuda::GpuDecodeParams params;
+  GpuDecodeParams gpu_params(const DrawPacket& p) const {
+    GpuDecodeParams params;
     params.width = p.w;
     params.height = p.h;
     if (p.coding == "jpega") params.alpha_offset = p.options.alpha_offset;
@@ -604,7 +604,7 @@ struct PaintEngine::Impl {
   int flush_copies(std::vector<ItemPtr>& batch) {
     if (batch.empty()) return 0;
     int completed = 0;
-    std::vector<cuda::GpuCopyJob> jobs;
+    std::vector<GpuCopyJob> jobs;
     jobs.reserve(batch.size());
     for (const auto& item : batch) {
       const auto tex = backing.window_texture(item->wid);  // checked by gpu_copy_ready()
@@ -846,16 +846,19 @@ Result<std::unique_ptr<PaintEngine>> PaintEngine::create(Backing& backing,
   // The GPU decoder: decided once, here.
   GpuMode mode = GpuMode::Off;
   std::string reason = "decoder cpu";
-  std::shared_ptr<const cuda::GpuJpegDecoder> gpu = config.gpu_decoder;
+  std::shared_ptr<const GpuDrawDecoder> gpu = config.gpu_decoder;
   if (config.decoder != DecoderChoice::Cpu) {
     const bool textures = backing.has_window_textures();
     std::optional<Error> gpu_error;
     if (!gpu && (textures || config.decoder == DecoderChoice::Gpu)) {
-      auto r = cuda::GpuJpegDecoder::create(config.gpu);
-      if (r.ok())
-        gpu = std::shared_ptr<const cuda::GpuJpegDecoder>(std::move(r).value());
-      else
+      if (!config.gpu_factory) {
+        gpu_error = Error(ErrorCode::Unavailable, "paint engine", "create",
+                          "this program has no GPU route (no GPU decoder factory)");
+      } else if (auto r = config.gpu_factory(); r.ok()) {
+        gpu = std::move(r).value();
+      } else {
         gpu_error = r.error();
+      }
     }
     const std::string bname(backing.name());
     if (config.decoder == DecoderChoice::Auto) {

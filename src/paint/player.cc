@@ -84,7 +84,7 @@ Result<PlayResult> play_recording(const PlayOptions& options, Backing& backing) 
   config.decoder = options.decoder;
   config.gpu_max_batch = options.gpu_max_batch;
   config.gpu_min_pixels = options.gpu_min_pixels;
-  config.gpu = options.gpu;
+  config.gpu_factory = options.gpu_factory;
   config.gpu_decoder = options.gpu_decoder;
   config.on_ack = [&](const DamageAck& ack, const PaintReport& report) {
     acked++;

@@ -10,7 +10,7 @@
 
 #include "pixpath/core/picture.h"
 #include "pixpath/paint/backing.h"
-#include "pixpath/paint/draw_packet.h"
+#include "pixpath/wire/draw_packet.h"
 
 namespace pixpath::paint::testing {
 

@@ -12,6 +12,7 @@
 #include <memory>
 
 #include "commands.h"
+#include "pixpath/cuda/gpu_jpeg.h"
 #include "pixpath/paint/player.h"
 
 namespace pixpath::tools {
@@ -22,6 +23,7 @@ void add_play_command(CLI::App& app, int& exit_code) {
   struct Args {
     paint::PlayOptions options;
     std::string decoder = "cpu";
+    cuda::GpuDecoderOptions gpu;
     bool progress = false;
   };
   auto a = std::make_shared<Args>();
@@ -37,7 +39,7 @@ void add_play_command(CLI::App& app, int& exit_code) {
                   "when the GPU module loads and the backing is gl)")
       ->check(CLI::IsMember({"cpu", "gpu", "auto"}))
       ->capture_default_str();
-  cmd->add_option("--gpu-device", a->options.gpu.device,
+  cmd->add_option("--gpu-device", a->gpu.device,
                   "GPU for --decoder gpu/auto: index, cuda:N, PCI bus id or a name substring");
   const std::map<std::string, paint::Pace> paces{{"recorded", paint::Pace::Recorded},
                                                  {"max", paint::Pace::Max}};
@@ -68,6 +70,7 @@ void add_play_command(CLI::App& app, int& exit_code) {
   cmd->callback([a, &exit_code] {
     paint::PlayOptions options = a->options;
     options.decoder = *paint::parse_decoder_choice(a->decoder);  // checked by IsMember above
+    options.gpu_factory = cuda::gpu_draw_decoder_factory(a->gpu);
     const bool tty = ::isatty(STDERR_FILENO) == 1;
     bool printed = false;
     if (tty || a->progress) {

@@ -20,6 +20,7 @@
 
 #include "pixpath/codecs/registry.h"
 #include "pixpath/core/thread_annotations.h"
+#include "pixpath/cuda/gpu_jpeg.h"
 #include "pixpath/net/xpra/session.h"
 #include "pixpath/paint/backing_registry.h"
 #include "pixpath/paint/paint_engine.h"
@@ -386,6 +387,7 @@ int run_viewer(const ViewerOptions& o, std::ostream& out, std::ostream& err) {
   config.decode_threads = o.decode_threads;
   client::apply_limits(o.limits, config);
   config.decoder = *decoder_choice;
+  config.gpu_factory = cuda::gpu_draw_decoder_factory();
   config.gpu_max_batch = o.gpu_max_batch;
   config.gpu_min_pixels = o.gpu_min_pixels;
   config.on_ack = [&](const DamageAck& ack, const paint::PaintReport& report) {

@@ -29,7 +29,7 @@
 #include "pixpath/core/picture_view.h"
 #include "pixpath/core/result.h"
 #include "pixpath/core/shared_bytes.h"
-#include "pixpath/paint/draw_packet.h"
+#include "pixpath/wire/draw_packet.h"
 
 namespace pixpath {
 class StoragePool;

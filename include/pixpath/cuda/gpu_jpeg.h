@@ -36,17 +36,19 @@
 #include <vector>
 
 #include "pixpath/codecs/decoder.h"
+#include "pixpath/paint/gpu_draw_decoder.h"
 #include "pixpath/core/picture.h"
 #include "pixpath/core/result.h"
 
 namespace pixpath::cuda {
 
-// Which nvJPEG backend decodes one picture. Auto (measured on an H200; see kHybridBelowPixels
-// in src/cuda/nvjpeg_engine.cc): baseline colour pictures to the hardware JPEG engines where
-// the GPU has them, the rest (progressive, gray, no engines) to HYBRID below 1.5 Mpixel and
-// GPU_HYBRID above. Hybrid / GpuHybrid force the decoupled API; Hardware = Auto.
-enum class GpuBackend { Auto, Hybrid, GpuHybrid, Hardware };
-std::string_view to_string(GpuBackend backend);
+// The types shared with the paint engine's GPU route (include/pixpath/paint/gpu_draw_decoder.h).
+using paint::GpuBackend;
+using paint::GpuCopyJob;
+using paint::GpuDecodeJob;
+using paint::GpuDecodeParams;
+using paint::GpuFence;
+using paint::GlTextureRegion;
 
 struct GpuDecoderOptions {
   // Which GPU: "" or "0" (the first), "cuda:1", a PCI bus id ("0000:1b:00.0"), or a substring of
@@ -61,52 +63,13 @@ struct GpuDecoderOptions {
   int self_test_decodes = 32;
 };
 
-struct GpuDecodeParams {
-  // Expected size (the packet's w x h); 0 = take it from the stream; a mismatch fails.
-  int width = 0, height = 0;
-  // jpega: byte offset of the grayscale alpha JPEG; the colour JPEG is data[0, alpha_offset).
-  std::optional<int64_t> alpha_offset;
-  GpuBackend backend = GpuBackend::Auto;
-  codecs::DecodeLimits limits;
-};
-
-// A region of an immutable RGBA8 GL texture (glTexStorage2D, GL_RGBA8). The picture's row 0
-// lands on texture row y, as glTexSubImage2D(x, y, ...) would put it.
-struct GlTextureRegion {
-  uint32_t texture = 0;  // GL texture name, in the GL context current on the calling thread
-  int texture_width = 0, texture_height = 0;
-  int x = 0, y = 0;
-};
-
 struct GpuTextureJob {
   std::span<const uint8_t> data;
   GpuDecodeParams params;
   GlTextureRegion target;
 };
 
-struct GpuDecodeJob {
-  std::span<const uint8_t> data;
-  GpuDecodeParams params;
-};
-
-// Completion of GPU work queued by copy_to_textures() (a CUDA event). Lifetime: independent of
-// the decoder that made it. Any thread.
-class GpuFence {
- public:
-  virtual ~GpuFence() = default;
-  // Non-blocking: true once the work is done (or failed; wait() then returns the error).
-  virtual bool ready() const = 0;
-  // Blocks the calling thread (sleeping, not spinning) until the work is done.
-  virtual Result<void> wait() const = 0;
-};
-
-// One decode_to_device() picture (RGBA, CUDA memory of this decoder's device) and where it goes.
-struct GpuCopyJob {
-  const Picture* picture = nullptr;
-  GlTextureRegion target;
-};
-
-class GpuJpegDecoder {
+class GpuJpegDecoder : public paint::GpuDrawDecoder {
  public:
   // Loads libpixpath_cuda.so, opens the device and runs the start-up self-test.
   [[nodiscard]] static Result<std::unique_ptr<GpuJpegDecoder>> create(
@@ -121,7 +84,7 @@ class GpuJpegDecoder {
                                            const GpuDecodeParams& params) const = 0;
   // RGBA in a new host picture; waits for the GPU.
   virtual Result<codecs::DecodeResult> decode_to_host(std::span<const uint8_t> data,
-                                                      const GpuDecodeParams& params) const = 0;
+                                                      const GpuDecodeParams& params) const override = 0;
   // Into a texture region through CUDA-GL interop: no host copy, no host wait, no glFinish
   // (the unmap orders the write before later GL commands that use the texture). The texture is
   // mapped while nvJPEG decodes, so the map's wait for GL overlaps the decode. The fence
@@ -140,7 +103,7 @@ class GpuJpegDecoder {
   // one batch where the GPU has them, the rest one by one. One result per job, in order; each
   // picture is as decode_to_device() makes it (its own event).
   virtual std::vector<Result<Picture>> decode_batch_to_device(
-      std::span<const GpuDecodeJob> jobs) const = 0;
+      std::span<const GpuDecodeJob> jobs) const override = 0;
   // The paint engine's route (decode on worker threads, write textures on the GL thread):
   // copies pictures made by decode_to_device() into texture regions. One call maps every
   // distinct texture once, makes the GPU (not the host) wait for each picture's write, copies,
@@ -150,18 +113,18 @@ class GpuJpegDecoder {
   // alive until the fence has signalled. On failure nothing was written that later GL work can
   // see as complete: paint those pictures another way.
   [[nodiscard]] virtual Result<std::shared_ptr<GpuFence>> copy_to_textures(
-      std::span<const GpuCopyJob> jobs) const = 0;
+      std::span<const GpuCopyJob> jobs) const override = 0;
   // Unregisters a texture from CUDA; call before deleting or re-creating it (GL context
   // current). Unknown names are ignored.
-  virtual void forget_texture(uint32_t texture) const = 0;
+  virtual void forget_texture(uint32_t texture) const override = 0;
   // Registers a texture ahead of its first write (GL context current), where creating a window
   // can pay for it: registration and the first map cost about 1.3 ms for a 3840x2160 texture on
   // the H200, against 0.1 ms for later writes. Optional: writes register on first use anyway.
-  [[nodiscard]] virtual Result<void> prepare_texture(const GlTextureRegion& texture) const = 0;
+  [[nodiscard]] virtual Result<void> prepare_texture(const GlTextureRegion& texture) const override = 0;
 
   // How many hardware JPEG engines a batch spreads over (7 on an H100/H200); 0 when the GPU has
   // none or hardware batches were disabled after failures.
-  virtual int hardware_engines() const = 0;
+  virtual int hardware_engines() const override = 0;
   // The device, driver, nvJPEG version, hardware engines, memory and self-test, as JSON.
   virtual std::string info_json() const = 0;
 };
@@ -169,5 +132,9 @@ class GpuJpegDecoder {
 // GPU details for `pixpath info`: loads the module and describes every CUDA device without
 // creating a decoder. Fails (Unavailable) when the module, driver or nvJPEG is missing.
 [[nodiscard]] Result<std::string> gpu_info_json(const GpuDecoderOptions& options = {});
+
+// For PaintEngineConfig::gpu_factory: creates a GpuJpegDecoder with these options when the
+// engine asks for one.
+paint::GpuDrawDecoderFactory gpu_draw_decoder_factory(GpuDecoderOptions options = {});
 
 }  // namespace pixpath::cuda

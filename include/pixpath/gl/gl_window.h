@@ -40,7 +40,7 @@
 #include "pixpath/core/picture_view.h"
 #include "pixpath/core/result.h"
 #include "pixpath/gl/gl_context.h"
-#include "pixpath/paint/draw_packet.h"
+#include "pixpath/wire/draw_packet.h"
 
 namespace pixpath::gl {
 

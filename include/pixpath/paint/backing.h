@@ -44,7 +44,7 @@
 #include "pixpath/core/pixel_format.h"
 #include "pixpath/core/release_domain.h"
 #include "pixpath/core/result.h"
-#include "pixpath/paint/draw_packet.h"
+#include "pixpath/wire/draw_packet.h"
 
 namespace pixpath::paint {
 

@@ -29,7 +29,7 @@
 
 #include "pixpath/core/picture.h"
 #include "pixpath/core/result.h"
-#include "pixpath/paint/draw_packet.h"
+#include "pixpath/wire/draw_packet.h"
 
 namespace pixpath::paint {
 

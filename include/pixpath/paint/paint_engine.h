@@ -38,7 +38,8 @@
 // GPU decoding (config.decoder; decided once, in create(); stats() says what and why).
 //   - cpu: every draw on the CPU decoders.
 //   - auto: the GPU route below when the backing has window textures (backing.h) and
-//     cuda::GpuJpegDecoder::create() succeeds; else cpu, with the reason in stats().
+//     config.gpu_factory makes a GPU decoder (gpu_draw_decoder.h); else cpu, with the reason
+//     in stats().
 //   - gpu: the GPU route; create() fails with ErrorCode::Unavailable when no GPU decoder can be
 //     had. With a backing without window textures (the CPU backing) jpeg/jpega are decoded by
 //     decode_to_host() on the workers and painted from host memory (the pixels then do visit
@@ -87,10 +88,10 @@
 
 #include "pixpath/codecs/decoder.h"
 #include "pixpath/core/result.h"
-#include "pixpath/cuda/gpu_jpeg.h"
 #include "pixpath/paint/backing.h"
 #include "pixpath/paint/delta_buckets.h"
-#include "pixpath/paint/draw_packet.h"
+#include "pixpath/paint/gpu_draw_decoder.h"
+#include "pixpath/wire/draw_packet.h"
 
 namespace pixpath::paint {
 
@@ -145,9 +146,11 @@ struct PaintEngineConfig {
   // flight, draws/s and latency p50: 128x128 10.9k, 0.47 ms / 8.6k, 0.81 ms; 192x192 7.3k,
   // 0.74 ms / 8.9k, 0.85 ms; 256x256 5.7k, 1.32 ms / 7.7k, 0.89 ms.
   int64_t gpu_min_pixels = 256 * 256;
-  cuda::GpuDecoderOptions gpu;  // for the decoder the engine creates
-  // Use this decoder instead of creating one (sharing one between engines; tests).
-  std::shared_ptr<const cuda::GpuJpegDecoder> gpu_decoder;
+  // Makes the GPU decoder when the choice above needs one (cuda::gpu_draw_decoder_factory() in a
+  // program with the GPU module); empty: no GPU route in this program (auto -> cpu, gpu fails).
+  GpuDrawDecoderFactory gpu_factory;
+  // Use this decoder instead of making one (sharing one between engines; tests).
+  std::shared_ptr<const GpuDrawDecoder> gpu_decoder;
   // Flood protection (see the header comment); 0 = no limit.
   int max_queued_draws = 1024;
   uint64_t max_queued_bytes = uint64_t{512} << 20;

@@ -42,8 +42,8 @@ struct PlayOptions {
   DecoderChoice decoder = DecoderChoice::Cpu;
   int gpu_max_batch = 0;                                     // PaintEngineConfig::gpu_max_batch
   int64_t gpu_min_pixels = 256 * 256;                        // PaintEngineConfig::gpu_min_pixels
-  cuda::GpuDecoderOptions gpu;                               // when the engine creates one
-  std::shared_ptr<const cuda::GpuJpegDecoder> gpu_decoder;  // share this one (benchmarks, tests)
+  GpuDrawDecoderFactory gpu_factory;               // PaintEngineConfig::gpu_factory
+  std::shared_ptr<const GpuDrawDecoder> gpu_decoder;  // share this one (benchmarks, tests)
   std::function<void(const PlayProgress&)> progress;  // about every 100 ms and at the end
 };
 

@@ -7,7 +7,7 @@
 #include "pixpath/codecs/decoder.h"
 #include "pixpath/core/picture.h"
 #include "pixpath/core/result.h"
-#include "pixpath/paint/draw_packet.h"
+#include "pixpath/wire/draw_packet.h"
 
 namespace pixpath::paint::internal {
 

@@ -9,7 +9,7 @@
 
 #include "pixpath/core/result.h"
 #include "pixpath/net/xpra/chunk_parser.h"
-#include "pixpath/paint/draw_packet.h"
+#include "pixpath/wire/draw_packet.h"
 
 namespace pixpath::xpra {
 

@@ -36,7 +36,7 @@
 #include "pixpath/net/xpra/packet_names.h"
 #include "pixpath/net/xpra/tcp_connection.h"
 #include "pixpath/net/xpra/value.h"
-#include "pixpath/paint/draw_packet.h"
+#include "pixpath/wire/draw_packet.h"
 
 namespace pixpath::xpra {
 

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "pixpath/cuda/gpu_jpeg.h"
 #include "pixpath/gl/gl_backing.h"
 #include "pixpath/paint/player.h"
 #include "pixpath/paint/recording.h"

@@ -1,7 +1,8 @@
-// A draw packet as an xpra server sends it, already pulled out of the wire format, and the
-// acknowledgement the client owes for each one. Shared by the network client (which fills
-// DrawPacket from a "draw" packet and sends DamageAck as "damage-sequence"), the recording
-// reader and the paint engine.
+// Wire types (the "wire" area: below codecs, paint and net, above core only): a draw packet as
+// an xpra server sends it, already pulled out of the wire format, and the acknowledgement the
+// client owes for each one. Shared by the network client (which fills DrawPacket from a "draw"
+// packet and sends DamageAck as "damage-sequence"), the recording reader, the decoders and the
+// paint engine. Plain values: copy or move them freely; `data` shares its bytes.
 #pragma once
 
 #include <chrono>

@@ -1,0 +1,110 @@
+// GpuDrawDecoder: the GPU JPEG decoder as the paint engine uses it. The paint area owns this
+// interface; the GPU module (include/pixpath/cuda/gpu_jpeg.h, a higher area) implements it, and
+// whoever puts a program together (the client, the tools) hands the engine a factory for one.
+// So paint never includes CUDA or the GPU module, and a program without the GPU module simply
+// has no GPU route (PaintEngineConfig::gpu_factory left empty).
+//
+// Ownership and threading are those of cuda::GpuJpegDecoder (gpu_jpeg.h): every method may be
+// called from any thread, except copy_to_textures(), forget_texture() and prepare_texture(),
+// which need the GL context that owns the textures to be current on the calling thread.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "pixpath/codecs/decoder.h"
+#include "pixpath/core/picture.h"
+#include "pixpath/core/result.h"
+
+namespace pixpath::paint {
+
+// Which nvJPEG backend decodes one picture. Auto: baseline colour pictures to the hardware JPEG
+// engines where the GPU has them, the rest to HYBRID below 1.5 Mpixel and GPU_HYBRID above.
+// Hybrid / GpuHybrid force the decoupled API; Hardware = Auto.
+enum class GpuBackend { Auto, Hybrid, GpuHybrid, Hardware };
+inline std::string_view to_string(GpuBackend backend) {
+  switch (backend) {
+    case GpuBackend::Auto: return "auto";
+    case GpuBackend::Hybrid: return "hybrid";
+    case GpuBackend::GpuHybrid: return "gpu_hybrid";
+    case GpuBackend::Hardware: return "hardware";
+  }
+  return "?";
+}
+
+struct GpuDecodeParams {
+  // Expected size (the packet's w x h); 0 = take it from the stream; a mismatch fails.
+  int width = 0, height = 0;
+  // jpega: byte offset of the grayscale alpha JPEG; the colour JPEG is data[0, alpha_offset).
+  std::optional<int64_t> alpha_offset;
+  GpuBackend backend = GpuBackend::Auto;
+  codecs::DecodeLimits limits;
+};
+
+// A region of an immutable RGBA8 GL texture (glTexStorage2D, GL_RGBA8). The picture's row 0
+// lands on texture row y, as glTexSubImage2D(x, y, ...) would put it.
+struct GlTextureRegion {
+  uint32_t texture = 0;  // GL texture name, in the GL context current on the calling thread
+  int texture_width = 0, texture_height = 0;
+  int x = 0, y = 0;
+};
+
+struct GpuDecodeJob {
+  std::span<const uint8_t> data;
+  GpuDecodeParams params;
+};
+
+// Completion of queued GPU work (a CUDA event). Lifetime: independent of the decoder that made
+// it. Any thread.
+class GpuFence {
+ public:
+  virtual ~GpuFence() = default;
+  // Non-blocking: true once the work is done (or failed; wait() then returns the error).
+  virtual bool ready() const = 0;
+  // Blocks the calling thread (sleeping, not spinning) until the work is done.
+  virtual Result<void> wait() const = 0;
+};
+
+// One picture in CUDA memory (as decode_batch_to_device() makes it) and where it goes.
+struct GpuCopyJob {
+  const Picture* picture = nullptr;
+  GlTextureRegion target;
+};
+
+class GpuDrawDecoder {
+ public:
+  virtual ~GpuDrawDecoder() = default;
+
+  // RGBA in a new host picture; waits for the GPU.
+  virtual Result<codecs::DecodeResult> decode_to_host(std::span<const uint8_t> data,
+                                                      const GpuDecodeParams& params) const = 0;
+  // Several pictures into CUDA memory (RGBA, MemoryKind::CudaDevice, each with its own sync
+  // point): two or more baseline colour pictures go to the hardware JPEG engines as one batch
+  // where the GPU has them, the rest one by one. One result per job, in order.
+  virtual std::vector<Result<Picture>> decode_batch_to_device(
+      std::span<const GpuDecodeJob> jobs) const = 0;
+  // Copies pictures made by decode_batch_to_device() into texture regions: one map of every
+  // distinct texture, a GPU-side wait for each picture's write, the copies, one unmap, and a
+  // fence recorded after the unmap. No host wait. The pictures must stay alive until the fence
+  // has signalled. On failure nothing was written that later GL work can see as complete.
+  [[nodiscard]] virtual Result<std::shared_ptr<GpuFence>> copy_to_textures(
+      std::span<const GpuCopyJob> jobs) const = 0;
+  // Unregisters a texture from the GPU decoder before it is deleted or re-created. Unknown
+  // names are ignored.
+  virtual void forget_texture(uint32_t texture) const = 0;
+  // Registers a texture ahead of its first write (optional: writes register on first use).
+  [[nodiscard]] virtual Result<void> prepare_texture(const GlTextureRegion& texture) const = 0;
+  // How many hardware JPEG engines a batch spreads over; 0 when there are none.
+  virtual int hardware_engines() const = 0;
+};
+
+// Makes the GPU decoder when the engine decides it needs one (in PaintEngine::create()). Fails
+// with ErrorCode::Unavailable and a reason when no GPU decoder can be had on this machine.
+using GpuDrawDecoderFactory = std::function<Result<std::shared_ptr<const GpuDrawDecoder>>()>;
+
+}  // namespace pixpath::paint
