@@ -13,7 +13,7 @@
 //   max_windows, max_window_pixels  Session (new-window, resize)     window refused, logged;
 //                                                                    its draws acked 0
 //   max_queued_draws/bytes        PaintEngine::submit                draw acked -1, logged
-//   send_timeout                  TcpConnection (SO_SNDTIMEO)        session ends, reason given
+//   send_timeout                  SocketTransport (SO_SNDTIMEO)      session ends, reason given
 //   stall_timeout                 Session reader                     session ends, reason given
 //
 // Threading: a plain value. apply_picture_limits() changes process-wide defaults: call it at

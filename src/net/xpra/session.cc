@@ -9,7 +9,9 @@
 
 #include <fmt/format.h>
 
+#include "pixpath/net/xpra/connect.h"
 #include "pixpath/net/xpra/draw_parser.h"
+#include "pixpath/net/xpra/endpoint.h"
 #include "pixpath/net/xpra/framing.h"
 
 namespace pixpath::xpra {
@@ -43,7 +45,7 @@ std::string SessionEnd::message() const {
 }
 
 Session::Session(SessionOptions options, SessionListener& listener,
-                 std::unique_ptr<TcpConnection> connection)
+                 std::unique_ptr<Transport> connection)
     : options_(std::move(options)), listener_(listener), connection_(std::move(connection)) {}
 
 Result<std::unique_ptr<Session>> Session::start(SessionOptions options,
@@ -54,9 +56,9 @@ Result<std::unique_ptr<Session>> Session::start(SessionOptions options,
   }
   if (options.preferred_encoding.empty()) options.preferred_encoding = options.encodings.front();
   if (options.uuid.empty()) options.uuid = random_uuid();
-  PIXPATH_TRY(TcpEndpoint ep, parse_tcp_url(options.url));
-  PIXPATH_TRY(auto conn,
-              TcpConnection::connect(ep, options.connect_timeout, options.send_timeout));
+  PIXPATH_TRY(Endpoint ep, parse_url(options.url));
+  PIXPATH_TRY(auto conn, open_transport(ep, ConnectOptions{options.connect_timeout,
+                                                           options.send_timeout}));
   std::unique_ptr<Session> s(new Session(std::move(options), listener, std::move(conn)));
   PIXPATH_CHECK(s->send_packet(Value::list({"hello", s->make_hello()})));
   s->reader_ = std::thread([p = s.get()] { p->reader_loop(); });

@@ -287,20 +287,5 @@ TEST(XpraSession, ConnectFailureIsAnError) {
   EXPECT_EQ(Session::start(o, l).error().code(), ErrorCode::InvalidArgument);
 }
 
-TEST(TcpUrl, Parses) {
-  auto a = parse_tcp_url("tcp://127.0.0.1:10000/");
-  ASSERT_TRUE(a.ok());
-  EXPECT_EQ(a->host, "127.0.0.1");
-  EXPECT_EQ(a->port, 10000);
-  auto b = parse_tcp_url("tcp://[::1]:99");
-  ASSERT_TRUE(b.ok());
-  EXPECT_EQ(b->host, "::1");
-  EXPECT_FALSE(parse_tcp_url("tcp://host/").ok());
-  EXPECT_FALSE(parse_tcp_url("tcp://host:0/").ok());
-  EXPECT_FALSE(parse_tcp_url("tcp://host:70000/").ok());
-  EXPECT_FALSE(parse_tcp_url("tcp://:80/").ok());
-  EXPECT_FALSE(parse_tcp_url("ssl://host:80/").ok());
-}
-
 }  // namespace
 }  // namespace pixpath::xpra

@@ -1,4 +1,5 @@
-// xpra::Session: a view-only client session with a real xpra server over TCP.
+// xpra::Session: a view-only client session with a real xpra server, over TCP or a local
+// Unix socket (endpoint.h).
 //
 // What it does on its own: sends "hello" with the capabilities a view-only client needs,
 // answers a password "challenge", maps every new window ("map-window"), answers every "ping"
@@ -34,7 +35,7 @@
 #include "pixpath/net/xpra/auth.h"
 #include "pixpath/net/xpra/chunk_parser.h"
 #include "pixpath/net/xpra/packet_names.h"
-#include "pixpath/net/xpra/tcp_connection.h"
+#include "pixpath/net/xpra/transport.h"
 #include "pixpath/net/xpra/value.h"
 #include "pixpath/wire/draw_packet.h"
 
@@ -97,7 +98,7 @@ using PacketHook = std::function<void(const Packet&)>;
 using LogSink = std::function<void(std::string_view)>;
 
 struct SessionOptions {
-  std::string url;                     // "tcp://127.0.0.1:10000/"
+  std::string url;                     // endpoint.h: tcp://HOST:PORT/, socket:///PATH, :N
   std::vector<std::string> encodings;  // codings the client can paint (required, non-empty)
   std::string preferred_encoding;      // "encoding"; default: the first of `encodings`
   std::vector<std::string> rgb_formats{"BGRX", "BGRA", "RGBX", "RGBA", "RGB", "BGR"};
@@ -177,7 +178,7 @@ class Session {
 
  private:
   Session(SessionOptions options, SessionListener& listener,
-          std::unique_ptr<TcpConnection> connection);
+          std::unique_ptr<Transport> connection);
   Value make_hello() const;
   void reader_loop();
   Result<void> handle(Packet& packet);  // an error ends the session
@@ -195,7 +196,7 @@ class Session {
 
   SessionOptions options_;
   SessionListener& listener_;
-  std::unique_ptr<TcpConnection> connection_;
+  std::unique_ptr<Transport> connection_;
   std::thread reader_;
   std::atomic<std::thread::id> reader_id_{};
   std::atomic<State> state_{State::Connecting};

@@ -1,0 +1,33 @@
+#include "pixpath/net/xpra/connect.h"
+
+#include "pixpath/net/xpra/local_sessions.h"
+#include "pixpath/net/xpra/socket_transport.h"
+
+namespace pixpath::xpra {
+
+Result<std::unique_ptr<Transport>> open_transport(const Endpoint& e, const ConnectOptions& o) {
+  switch (e.scheme) {
+    case Scheme::Tcp: {
+      PIXPATH_TRY(auto t, SocketTransport::connect_tcp(e.host, e.port, o.timeout, o.send_timeout));
+      return std::unique_ptr<Transport>(std::move(t));
+    }
+    case Scheme::UnixSocket: {
+      PIXPATH_TRY(auto t, SocketTransport::connect_unix(e.path, o.timeout, o.send_timeout));
+      return std::unique_ptr<Transport>(std::move(t));
+    }
+    case Scheme::LocalDisplay: {
+      PIXPATH_TRY(std::vector<std::string> sockets, find_local_sockets(e.display));
+      std::string failures;
+      for (const auto& path : sockets) {
+        auto t = SocketTransport::connect_unix(path, o.timeout, o.send_timeout);
+        if (t.ok()) return std::unique_ptr<Transport>(std::move(t).value());
+        failures += (failures.empty() ? "" : "; ") + t.error().reason();
+      }
+      return Error(ErrorCode::Unavailable, "xpra", "connect",
+                   "display :" + std::to_string(e.display) + ": " + failures);
+    }
+  }
+  return Error(ErrorCode::Internal, "xpra", "connect", "unknown scheme");
+}
+
+}  // namespace pixpath::xpra
