@@ -17,7 +17,6 @@
 namespace pixpath::xpra {
 namespace {
 
-constexpr std::string_view kClientVersion = "3.1.3";  // the protocol generation we speak
 
 std::string random_uuid() {
   std::array<uint8_t, 16> r{};
@@ -74,64 +73,6 @@ Session::~Session() {
     }
     (void)disconnect("client exit");
   }
-}
-
-Value Session::make_hello() const {
-  const SessionOptions& o = options_;
-  Value caps{Value::Dict{}};
-  caps.set("version", kClientVersion);
-  caps.set("client_type", o.client_type);
-  caps.set("uuid", o.uuid);
-  caps.set("bencode", true);
-  caps.set("rencode", false);
-  caps.set("yaml", false);
-  caps.set("zlib", o.zlib);
-  caps.set("lz4", o.lz4);
-  caps.set("lzo", false);
-  caps.set("brotli", false);
-  caps.set("compression_level", 1);
-  caps.set("share", o.share);
-  caps.set("steal", o.steal);
-  caps.set("windows", true);
-  caps.set("keyboard", false);
-  caps.set("mouse", false);
-  caps.set("clipboard", false);
-  caps.set("notifications", false);
-  caps.set("cursors", false);
-  caps.set("bell", false);
-  caps.set("system_tray", false);
-  caps.set("sound.receive", false);
-  caps.set("sound.send", false);
-  caps.set("file-transfer", false);
-  caps.set("printing", false);
-  caps.set("webcam", false);
-  caps.set("desktop_size", Value::list({o.desktop_width, o.desktop_height}));
-  caps.set("screen_sizes", Value::list({}));
-  caps.set("encodings", Value::string_list(o.encodings));
-  caps.set("encodings.core", Value::string_list(o.encodings));
-  caps.set("encoding", o.preferred_encoding);
-  caps.set("encodings.rgb_formats", Value::string_list(o.rgb_formats));
-  if (o.quality >= 0) caps.set("quality", o.quality);
-  caps.set("encoding.flush", true);
-  caps.set("encoding.rgb_zlib", true);
-  caps.set("encoding.rgb_lz4", true);
-  caps.set("encoding.transparency", false);
-  caps.set("encoding.video_scaling", false);
-  if (o.delta_buckets > 0) {
-    caps.set("encoding.supports_delta", Value::string_list(o.delta_encodings));
-    caps.set("encoding.delta_buckets", o.delta_buckets);
-  } else {
-    caps.set("encoding.supports_delta", Value::list({}));
-  }
-  // Authentication: only HMAC-SHA256, for both the response and the salt combination.
-  caps.set("digest", Value::string_list({"hmac+sha256"}));
-  caps.set("salt-digest", Value::string_list({"hmac+sha256"}));
-  if (o.extra_caps.is_dict()) {
-    for (const auto& [k, v] : o.extra_caps.as_dict()) {
-      if (k.is_bytes()) caps.set(k.as_view(), v);
-    }
-  }
-  return caps;
 }
 
 void Session::log(std::string_view line) const {
@@ -391,31 +332,6 @@ Result<void> Session::handle(Packet& p) {
   return {};
 }
 
-Result<void> Session::handle_hello(const Packet& p) {
-  FieldReader r("hello", p.body);
-  PIXPATH_TRY(const Value* caps, r.dict_at(1, "capabilities"));
-  ServerInfo info;
-  info.caps = *caps;
-  if (const Value* v = caps->find("version"); v && v->is_bytes()) {
-    info.version = std::string(v->as_view());
-  }
-  if (const Value* e = caps->find("encodings"); e && e->is_list()) {
-    for (const Value& x : e->as_list()) {
-      if (x.is_bytes()) info.encodings.emplace_back(x.as_view());
-    }
-  }
-  {
-    std::lock_guard lock(mu_);
-    server_info_ = info;
-    state_ = State::Ready;
-  }
-  cv_.notify_all();
-  log(fmt::format("connected to xpra {} (server encodings: {})", info.version,
-                  joined(info.encodings)));
-  listener_.on_server_hello(info);
-  return {};
-}
-
 Result<void> Session::handle_challenge(const Packet& p) {
   if (challenge_answered_) {
     return Error(ErrorCode::Protocol, "xpra", "authenticate",
@@ -432,85 +348,6 @@ Result<void> Session::handle_challenge(const Packet& p) {
   return send_packet(Value::list({"hello", caps}));
 }
 
-void Session::handle_new_window(const Packet& p, bool override_redirect) {
-  FieldReader r(p.type, p.body);
-  WindowInfo w;
-  w.override_redirect = override_redirect;
-  auto parse = [&]() -> Result<void> {
-    PIXPATH_TRY(w.wid, r.int_at(1, "wid"));
-    PIXPATH_TRY(w.x, r.int_in(2, "x", -(1 << 20), 1 << 20));
-    PIXPATH_TRY(w.y, r.int_in(3, "y", -(1 << 20), 1 << 20));
-    PIXPATH_TRY(w.w, r.int_in(4, "w", 0, 32767));
-    PIXPATH_TRY(w.h, r.int_in(5, "h", 0, 32767));
-    if (r.size() > 6) {
-      PIXPATH_TRY(const Value* md, r.dict_at(6, "metadata"));
-      w.metadata = *md;
-      if (const Value* title = md->find("title"); title && title->is_bytes()) {
-        w.title = std::string(title->as_view());
-      }
-    }
-    return {};
-  };
-  if (auto ok = parse(); !ok.ok()) {
-    log(ok.error().message() + " (window ignored)");
-    return;
-  }
-  if (auto refused = refuse_window(w.wid, w.w, w.h)) {
-    windows_refused_.fetch_add(1);
-    log(fmt::format("refusing window {} ({}x{}): {}", w.wid, w.w, w.h, *refused));
-    if (!windows_.count(w.wid) && refused_windows_.size() < 4096) {
-      refused_windows_.insert(w.wid);
-    }
-    return;
-  }
-  windows_[w.wid] = WindowArea{w.w, w.h};
-  window_pixels_ += int64_t(w.w) * w.h;
-  // A 3.1 server only honours map-window for normal windows; for override-redirect windows
-  // (menus, tooltips) it logs a warning and ignores it, and xpra's own client sends none.
-  if (!override_redirect) {
-    auto sent = send_packet(Value::list({options_.names.map_window, w.wid, w.x, w.y, w.w, w.h,
-                                         Value(Value::Dict{})}));
-    if (!sent.ok()) log(sent.error().message());
-  }
-  listener_.on_window_new(w);
-}
-
-void Session::handle_geometry(const Packet& p, bool override_redirect) {
-  FieldReader r(p.type, p.body);
-  WindowGeometry g;
-  g.override_redirect = override_redirect;
-  auto parse = [&]() -> Result<void> {
-    PIXPATH_TRY(g.wid, r.int_at(1, "wid"));
-    PIXPATH_TRY(g.x, r.int_in(2, "x", -(1 << 20), 1 << 20));
-    PIXPATH_TRY(g.y, r.int_in(3, "y", -(1 << 20), 1 << 20));
-    PIXPATH_TRY(g.w, r.int_in(4, "w", 0, 32767));
-    PIXPATH_TRY(g.h, r.int_in(5, "h", 0, 32767));
-    return {};
-  };
-  if (auto ok = parse(); !ok.ok()) {
-    log(ok.error().message() + " (packet ignored)");
-    return;
-  }
-  auto it = windows_.find(g.wid);
-  if (it == windows_.end()) {
-    log(fmt::format("{} for window {}, which does not exist (ignored)", p.type, g.wid));
-    return;
-  }
-  const int64_t old_area = int64_t(it->second.w) * it->second.h;
-  const int64_t new_area = int64_t(g.w) * g.h;
-  if (options_.max_window_pixels > 0 &&
-      window_pixels_ - old_area + new_area > options_.max_window_pixels) {
-    log(fmt::format("ignoring {} of window {} to {}x{}: windows would cover {} pixels, the "
-                    "limit is {}",
-                    p.type, g.wid, g.w, g.h, window_pixels_ - old_area + new_area,
-                    options_.max_window_pixels));
-    return;
-  }
-  window_pixels_ += new_area - old_area;
-  it->second = WindowArea{g.w, g.h};
-  listener_.on_move_resize(g);
-}
-
 void Session::handle_ping(const Packet& p) {
   FieldReader r(p.type, p.body);
   auto echo = r.int_at(1, "echo_time");
@@ -525,19 +362,6 @@ void Session::handle_ping(const Packet& p) {
   auto sent = send_packet(Value::list({options_.names.ping_echo, *echo, int64_t(load[0] * 1000),
                                        int64_t(load[1] * 1000), int64_t(load[2] * 1000), -1}));
   if (sent.ok()) pings_answered_.fetch_add(1);
-}
-
-std::optional<std::string> Session::refuse_window(int64_t wid, int w, int h) const {
-  if (windows_.count(wid)) return fmt::format("window {} exists already", wid);
-  if (options_.max_windows > 0 && int64_t(windows_.size()) >= options_.max_windows) {
-    return fmt::format("the limit of {} windows is reached", options_.max_windows);
-  }
-  const int64_t area = int64_t(w) * h;
-  if (options_.max_window_pixels > 0 && window_pixels_ + area > options_.max_window_pixels) {
-    return fmt::format("windows would cover {} pixels, the limit is {}", window_pixels_ + area,
-                       options_.max_window_pixels);
-  }
-  return std::nullopt;
 }
 
 void Session::handle_draw(Packet& p) {
