@@ -339,12 +339,12 @@ Value rencode_hello() {
 std::vector<uint8_t> rencode_stream() {
   std::vector<uint8_t> s;
   append_chunk(s, kProtoRencodeplus | kProtoFlush, 0, 0, rencode_encode(rencode_hello()));
-  auto px = pixels(3000);
+  auto px = pixels(600);
   append_chunk(s, 0, kLevelLz4 | 3, 7, lz4_compress(px));
   Value opts{Value::Dict{}};
   opts.set("rgb_format", "BGRX");
   opts.set("lz4", 1);
-  Value draw = Value::list({"draw", 1, 0, 0, 30, 25, "rgb24", Value(SharedBytes{}), 42, 120,
+  Value draw = Value::list({"draw", 1, 0, 0, 10, 20, "rgb24", Value(SharedBytes{}), 42, 30,
                             opts});
   append_chunk(s, kProtoRencodeplus, kLevelBrotli | 5, 0, brotli_compress(rencode_encode(draw)));
   append_chunk(s, kProtoRencodeplus | kProtoFlush, 0, 0,
@@ -364,7 +364,7 @@ void check_rencode_packets(const std::vector<Packet>& got) {
   EXPECT_EQ(got[1].main_level, kLevelBrotli | 5);
   const auto& d = got[1].body.as_list();
   ASSERT_EQ(d.size(), 11u);
-  auto px = pixels(3000);
+  auto px = pixels(600);
   ASSERT_TRUE(d[7].is_bytes());
   EXPECT_FALSE(d[7].is_string());
   EXPECT_EQ(d[7].as_view(), std::string_view(reinterpret_cast<const char*>(px.data()), px.size()));
