@@ -1,5 +1,6 @@
-// The xpra byte stream: chunk framing, packet compression (zlib, lz4), raw chunks, bencode
-// and the checked field readers, fed in arbitrary splits. Input: 1 byte split seed, then the
+// The xpra byte stream: chunk framing, packet compression (zlib, lz4, brotli), raw chunks,
+// bencode and rencodeplus packets (each main chunk's protocol flags choose) and the checked
+// field readers, fed in arbitrary splits. Input: 1 byte split seed, then the
 // stream. Every completed "draw" goes through parse_draw (or ack_for_rejected_draw), every
 // window packet through the readers the session uses.
 #include <vector>
@@ -34,6 +35,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         (void)r.int_in(4, "w", 0, 32767);
         (void)r.string_at(1, "s");
         (void)r.bytes_at(2, "b");
+        (void)p.body.debug_string(120);
         if (auto dct = r.dict_at(1, "caps"); dct.ok()) {
           (void)r.dict_int(**dct, "x", 0);
           (void)r.dict_string(**dct, "version", "");

@@ -11,6 +11,7 @@
 #include "pixpath/codecs/registry.h"
 #include "pixpath/core/pixel_ops.h"
 #include "pixpath/net/xpra/bencode.h"
+#include "pixpath/net/xpra/rencode.h"
 #include "pixpath/net/xpra/framing.h"
 #include "pixpath/paint/recording.h"
 
@@ -122,6 +123,32 @@ int recording_seeds(const std::filesystem::path& root, const std::string& file) 
       put(root / "chunk", name + "_plain", {uint8_t(draws)}, plain);
       put(root / "chunk", name + "_zlib", {uint8_t(draws)}, zlib);
       n += 2;
+      // xpra 6.x: rencodeplus main chunks (with the flush bit), lz4 or brotli, and the data in
+      // an lz4-compressed raw chunk.
+      const auto rbody = xpra::rencode_encode(pkt);
+      put(root / "rencode", name, {}, rbody);
+      ++n;
+      for (auto comp : {xpra::PacketCompressor::None, xpra::PacketCompressor::Lz4,
+                        xpra::PacketCompressor::Brotli}) {
+        auto f = xpra::frame_packet(pkt, {xpra::PacketEncoder::Rencodeplus, comp, 3, 0});
+        if (!f.ok()) continue;
+        put(root / "chunk", name + "_rencode_" + std::string(xpra::to_string(comp)),
+            {uint8_t(draws)}, *f);
+        ++n;
+      }
+      if (e.draw.coding != "scroll") {
+        Value main = pkt;
+        main.as_list()[7] = Value(SharedBytes{});
+        auto c = xpra::compress_payload(e.draw.data.span(), xpra::PacketCompressor::Lz4, 1);
+        if (c.ok()) {
+          std::vector<uint8_t> rraw;
+          xpra::append_chunk(rraw, 0, c->level, 7, c->bytes);
+          xpra::append_chunk(rraw, xpra::kProtoRencodeplus | xpra::kProtoFlush, 0, 0,
+                             xpra::rencode_encode(main));
+          put(root / "chunk", name + "_rencode_raw", {uint8_t(draws)}, rraw);
+          ++n;
+        }
+      }
       auto f = xpra::frame_packet(pkt);
       if (stream.size() < 32 * 1024) stream.insert(stream.end(), f.begin(), f.end());
     }
@@ -143,6 +170,37 @@ int recording_seeds(const std::filesystem::path& root, const std::string& file) 
   }
   put(root / "chunk", "control_packets", {7}, misc);
   ++n;
+  // The same as xpra 6.x sends them, and a value of every rencodeplus kind.
+  caps.set("version", "6.5.5");
+  caps.set("rencodeplus", true);
+  caps.set("latency", Value::from_double(0.25));
+  caps.set("nothing", Value::none());
+  caps.set("wid", int64_t{1} << 40);
+  caps.set("negative", Value::list({-1, -33, -300, -70000, int64_t{-1} << 40}));
+  caps.set("blob", Value(SharedBytes::copy_of(std::string_view("\x00\x01\xff", 3))));
+  Value::List long_list(70, Value("x"));
+  caps.set("long", Value(long_list));
+  Value::Dict big_dict;
+  for (int i = 0; i < 30; ++i) big_dict.emplace_back(i, std::string(i * 3, 'v'));
+  caps.set("dict", Value(big_dict));
+  std::vector<uint8_t> misc6;
+  for (const Value& p : {Value::list({"hello", caps}), Value::list({"ping", 123, 456}),
+                         Value::list({"window-move-resize", 1, 0, 0, 10, 10}),
+                         Value::list({"lost-window", 1}), Value::list({"disconnect", "bye"})}) {
+    auto f = xpra::frame_packet(p, {xpra::PacketEncoder::Rencodeplus,
+                                    xpra::PacketCompressor::Brotli, 5, 100});
+    if (f.ok()) misc6.insert(misc6.end(), f->begin(), f->end());
+  }
+  put(root / "chunk", "control_packets_rencode", {7}, misc6);
+  auto text_int = xpra::rencode_encode(Value::list({"x", caps}));
+  const uint8_t big[] = {61, '1', '8', '4', '4', '6', '7', '4', '4', '0', '7', '3',
+                         '7', '0', '9', '5', '5', '1', '6', '1', '5', 127};
+  text_int[0] += 1;  // one more item in the fixed list: a text integer beyond int64
+  text_int.insert(text_int.end(), std::begin(big), std::end(big));
+  put(root / "rencode", "hello_every_kind", {}, text_int);
+  const uint8_t f32[] = {194, 66, 0x3f, 0xc0, 0, 0, 59, 1, 2, 127};
+  put(root / "rencode", "float32_terminated_list", {}, {std::begin(f32), std::end(f32)});
+  n += 3;
   return n;
 }
 

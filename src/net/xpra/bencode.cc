@@ -159,6 +159,15 @@ void bencode_encode(const Value& value, std::vector<uint8_t>& out) {
   } else if (value.is_bytes()) {
     append(out, fmt::format("{}:", value.as_bytes().size()));
     append(out, value.as_view());
+  } else if (value.is_float()) {
+    // bencode has no floats: the integer part, as xpra's own bencoder would fail to do better.
+    double d = value.as_double();
+    int64_t i = (d >= -9.2e18 && d <= 9.2e18) ? int64_t(d) : 0;  // NaN and huge values: 0
+    append(out, fmt::format("i{}e", i));
+  } else if (value.is_none()) {
+    append(out, "0:");  // bencode has no None: an empty byte string
+  } else if (value.is_big_int()) {
+    append(out, fmt::format("i{}e", value.as_big_int_text()));
   } else if (value.is_list()) {
     out.push_back('l');
     for (const auto& item : value.as_list()) bencode_encode(item, out);

@@ -43,11 +43,10 @@ Result<void> ChunkParser::feed(std::span<const uint8_t> bytes, std::vector<Packe
       if (current_.proto_flags & kProtoCipher) {
         return fail(frame_error(ErrorCode::Unsupported, "encrypted chunk (no cipher configured)"));
       }
-      if (current_.index == 0 && current_.proto_flags != kProtoBencode) {
-        return fail(frame_error(
-            ErrorCode::Unsupported,
-            fmt::format("packet encoding flags 0x{:02x}: only bencode (0) is supported",
-                        current_.proto_flags)));
+      if (current_.index == 0) {
+        // An encoding pixpath cannot read is refused at the header, before its payload.
+        auto encoder = packet_encoder_from_flags(current_.proto_flags);
+        if (!encoder.ok()) return fail(encoder.error().within("xpra", "parse chunk"));
       }
       if (current_.size > limits_.max_chunk_size) {
         return fail(frame_error(ErrorCode::LimitExceeded,
@@ -103,7 +102,8 @@ Result<void> ChunkParser::chunk_complete(std::vector<Packet>& out) {
     raw_.emplace_back(current_.index, std::move(*data));
     return {};
   }
-  auto body = bencode_decode(*data, BencodeLimits{limits_.max_depth, limits_.max_items});
+  auto body = decode_packet_payload(*data, current_.proto_flags,
+                                    BencodeLimits{limits_.max_depth, limits_.max_items});
   if (!body.ok()) return fail(body.error().within("xpra", "parse packet"));
   Packet p;
   p.body = std::move(*body);
@@ -115,7 +115,7 @@ Result<void> ChunkParser::chunk_complete(std::vector<Packet>& out) {
   auto& items = p.body.as_list();
   if (!items[0].is_bytes()) {
     return fail(frame_error(ErrorCode::Protocol,
-                            fmt::format("packet type is {}, expected bytes (did the peer use "
+                            fmt::format("packet type is {}, expected a string (did the peer use "
                                         "packet aliases?)",
                                         items[0].type_name())));
   }
@@ -132,6 +132,8 @@ Result<void> ChunkParser::chunk_complete(std::vector<Packet>& out) {
   p.wire_size = packet_wire_bytes_;
   p.compressed = packet_compressed_;
   p.main_level = current_.level;
+  p.main_flags = current_.proto_flags;
+  p.encoder = packet_encoder_from_flags(current_.proto_flags).value();  // checked at the header
   p.received = std::chrono::steady_clock::now();
   packet_wire_bytes_ = 0;
   packet_compressed_ = false;

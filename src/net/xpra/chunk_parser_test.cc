@@ -1,12 +1,16 @@
 #include "pixpath/net/xpra/chunk_parser.h"
 
+#include <brotli/encode.h>
 #include <gtest/gtest.h>
 #include <lz4.h>
 #include <zlib.h>
 
 #include <string>
 
+#include <fmt/format.h>
+
 #include "pixpath/net/xpra/bencode.h"
+#include "pixpath/net/xpra/rencode.h"
 
 namespace pixpath::xpra {
 namespace {
@@ -286,7 +290,7 @@ TEST(ChunkParser, RejectsRencodeCipherAndUnknownCompression) {
     append_chunk(s, flags, 0, 0, pixels(4));
     EXPECT_FALSE(feed_all(p, s).ok()) << int(flags);
   }
-  for (uint8_t level : {uint8_t(kLevelLzo | 1), uint8_t(kLevelBrotli | 1), uint8_t(0x80)}) {
+  for (uint8_t level : {uint8_t(kLevelLzo | 1), uint8_t(kLevelBrotli | 0x80 | 1), uint8_t(0x80)}) {
     ChunkParser p;
     std::vector<uint8_t> s;
     append_chunk(s, 0, level, 0, pixels(4));
@@ -304,6 +308,245 @@ TEST(ChunkParser, PacketMustBeAListStartingWithBytes) {
     auto r = feed_all(p, s);
     ASSERT_FALSE(r.ok()) << body;
     EXPECT_EQ(r.error().code(), ErrorCode::Protocol);
+  }
+}
+
+
+// --- xpra 6.x: rencodeplus packets, brotli compression, the flush flag ---
+
+std::vector<uint8_t> brotli_compress(std::span<const uint8_t> in, int quality = 5) {
+  size_t size = BrotliEncoderMaxCompressedSize(in.size());
+  std::vector<uint8_t> out(size);
+  EXPECT_TRUE(BrotliEncoderCompress(quality, BROTLI_DEFAULT_WINDOW, BROTLI_MODE_GENERIC,
+                                    in.size(), in.data(), &size, out.data()));
+  out.resize(size);
+  return out;
+}
+
+Value rencode_hello() {
+  Value caps{Value::Dict{}};
+  caps.set("version", "6.5.5");
+  caps.set("rencodeplus", true);
+  caps.set("compressors", Value::string_list({"lz4", "brotli", "none"}));
+  caps.set("latency", Value::from_double(0.5));
+  caps.set("nothing", Value::none());
+  return Value::list({"hello", caps});
+}
+
+// As a 6.x server sends them: main chunks flagged rencodeplus | flush; a draw whose pixels are an
+// lz4-compressed raw chunk (flags 0) and whose main chunk is brotli-compressed; an uncompressed
+// ping; a bencoded packet last (a 3.x peer), to show the parser follows each chunk's flags.
+std::vector<uint8_t> rencode_stream() {
+  std::vector<uint8_t> s;
+  append_chunk(s, kProtoRencodeplus | kProtoFlush, 0, 0, rencode_encode(rencode_hello()));
+  auto px = pixels(600);
+  append_chunk(s, 0, kLevelLz4 | 3, 7, lz4_compress(px));
+  Value opts{Value::Dict{}};
+  opts.set("rgb_format", "BGRX");
+  opts.set("lz4", 1);
+  Value draw = Value::list({"draw", 1, 0, 0, 10, 20, "rgb24", Value(SharedBytes{}), 42, 30,
+                            opts});
+  append_chunk(s, kProtoRencodeplus, kLevelBrotli | 5, 0, brotli_compress(rencode_encode(draw)));
+  append_chunk(s, kProtoRencodeplus | kProtoFlush, 0, 0,
+               rencode_encode(Value::list({"ping", int64_t{1700000000000}, 5})));
+  append_chunk(s, kProtoBencode, 0, 0, bencode_encode(Value::list({"bell", 1})));
+  return s;
+}
+
+void check_rencode_packets(const std::vector<Packet>& got) {
+  ASSERT_EQ(got.size(), 4u);
+  EXPECT_EQ(got[0].type, "hello");
+  EXPECT_EQ(got[0].encoder, PacketEncoder::Rencodeplus);
+  EXPECT_EQ(got[0].main_flags, kProtoRencodeplus | kProtoFlush);
+  EXPECT_TRUE(identical(got[0].body, rencode_hello())) << got[0].body.debug_string();
+  EXPECT_EQ(got[1].type, "draw");
+  EXPECT_TRUE(got[1].compressed);
+  EXPECT_EQ(got[1].main_level, kLevelBrotli | 5);
+  const auto& d = got[1].body.as_list();
+  ASSERT_EQ(d.size(), 11u);
+  auto px = pixels(600);
+  ASSERT_TRUE(d[7].is_bytes());
+  EXPECT_FALSE(d[7].is_string());
+  EXPECT_EQ(d[7].as_view(), std::string_view(reinterpret_cast<const char*>(px.data()), px.size()));
+  EXPECT_TRUE(d[6].is_string());
+  EXPECT_EQ(d[8].as_int(), 42);
+  EXPECT_EQ(got[2].type, "ping");
+  EXPECT_EQ(got[2].body.as_list()[1].as_int(), 1700000000000);
+  EXPECT_EQ(got[3].type, "bell");
+  EXPECT_EQ(got[3].encoder, PacketEncoder::Bencode);
+}
+
+TEST(ChunkParser, DecodesRencodeplusBrotliAndBencodeByEachChunksFlags) {
+  auto s = rencode_stream();
+  ChunkParser p;
+  std::vector<Packet> got;
+  ASSERT_TRUE(p.feed(s, got).ok());
+  check_rencode_packets(got);
+  EXPECT_TRUE(p.idle());
+}
+
+TEST(ChunkParser, RencodeStreamSplitAnywhere) {
+  auto s = rencode_stream();
+  std::span<const uint8_t> all(s);
+  for (size_t cut = 0; cut <= s.size(); ++cut) {
+    ChunkParser p;
+    std::vector<Packet> got;
+    ASSERT_TRUE(p.feed(all.subspan(0, cut), got).ok()) << "cut " << cut;
+    ASSERT_TRUE(p.feed(all.subspan(cut), got).ok()) << "cut " << cut;
+    check_rencode_packets(got);
+    if (testing::Test::HasFailure()) FAIL() << "cut at " << cut;
+  }
+}
+
+TEST(ChunkParser, FramePacketOutputParsesBack) {
+  Value packet = rencode_hello();
+  packet.as_list()[1].set("filler", std::string(2000, 'f'));
+  for (auto encoder : {PacketEncoder::Rencodeplus, PacketEncoder::Bencode}) {
+    for (auto compressor : {PacketCompressor::None, PacketCompressor::Lz4,
+                            PacketCompressor::Brotli, PacketCompressor::Zlib}) {
+      auto wire = frame_packet(packet, PacketFormat{encoder, compressor, 3});
+      ASSERT_TRUE(wire.ok()) << wire.error().message();
+      ChunkParser p;
+      std::vector<Packet> got;
+      ASSERT_TRUE(p.feed(*wire, got).ok());
+      ASSERT_EQ(got.size(), 1u);
+      EXPECT_EQ(got[0].encoder, encoder);
+      EXPECT_EQ(got[0].compressed, compressor != PacketCompressor::None);
+      if (encoder == PacketEncoder::Rencodeplus) {
+        EXPECT_TRUE(identical(got[0].body, packet)) << to_string(compressor);
+      } else {
+        // bencode has no floats or None, so compare what it can carry.
+        EXPECT_EQ(got[0].body.as_list()[1].find("filler")->as_view(), std::string(2000, 'f'));
+      }
+    }
+  }
+}
+
+TEST(ChunkParser, UnknownProtocolFlagsAreRefusedAtTheHeader) {
+  for (uint8_t flags : {uint8_t(0x20), uint8_t(0x40), uint8_t(0x11), uint8_t(0x14),
+                        uint8_t(kProtoRencode | kProtoFlush), uint8_t(kProtoYaml)}) {
+    ChunkParser p;
+    uint8_t header[8];
+    write_chunk_header({flags, 0, 0, 1000}, header);  // no payload needed to refuse it
+    std::vector<Packet> got;
+    auto r = p.feed({header, 8}, got);
+    ASSERT_FALSE(r.ok()) << int(flags);
+    EXPECT_EQ(r.error().code(), ErrorCode::Unsupported);
+    EXPECT_NE(r.error().reason().find(fmt::format("0x{:02x}", flags)), std::string::npos)
+        << r.error().message();
+    EXPECT_NE(r.error().reason().find("rencodeplus (0x10)"), std::string::npos);
+  }
+  // Raw chunks carry no packet encoding: their flags do not matter (only cipher does).
+  ChunkParser p;
+  std::vector<uint8_t> s;
+  append_chunk(s, kProtoFlush, 0, 1, pixels(10));
+  append_chunk(s, kProtoRencodeplus, 0, 0, rencode_encode(Value::list({"x", Value(SharedBytes{})})));
+  std::vector<Packet> got;
+  ASSERT_TRUE(p.feed(s, got).ok());
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_EQ(got[0].body.as_list()[1].as_bytes().size(), 10u);
+}
+
+TEST(ChunkParser, BrotliBombFailsAtTheLimit) {
+  FrameLimits lim;
+  lim.max_decompressed_size = 100000;
+  std::vector<uint8_t> zeros(16u << 20);  // 16 MiB of zeros is a few hundred bytes of brotli
+  auto bomb = brotli_compress(zeros, 5);
+  ASSERT_LT(bomb.size(), 2000u);
+  for (uint8_t index : {uint8_t(0), uint8_t(3)}) {
+    ChunkParser p(lim);
+    std::vector<uint8_t> s;
+    append_chunk(s, kProtoRencodeplus, kLevelBrotli | 5, index, bomb);
+    auto r = feed_all(p, s);
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.error().code(), ErrorCode::LimitExceeded) << r.error().message();
+    EXPECT_NE(r.error().reason().find("more than 100000 bytes"), std::string::npos)
+        << r.error().message();
+  }
+  // Exactly at the limit is fine.
+  auto fits = brotli_compress(std::vector<uint8_t>(100000, 1));
+  auto ok = decompress_chunk(SharedBytes::copy_of(fits), kLevelBrotli | 5, 100000);
+  ASSERT_TRUE(ok.ok()) << ok.error().message();
+  EXPECT_EQ(ok->size(), 100000u);
+}
+
+TEST(ChunkParser, BadBrotliPayloads) {
+  auto good = brotli_compress(pixels(5000));
+  {
+    auto cut = good;
+    cut.resize(cut.size() / 2);
+    auto r = decompress_chunk(SharedBytes::copy_of(cut), kLevelBrotli | 1, 1 << 20);
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.error().code(), ErrorCode::Truncated) << r.error().message();
+  }
+  {
+    auto trailing = good;
+    trailing.push_back(0);
+    auto r = decompress_chunk(SharedBytes::copy_of(trailing), kLevelBrotli | 1, 1 << 20);
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.error().code(), ErrorCode::CorruptData) << r.error().message();
+  }
+  {
+    auto garbage = pixels(300);
+    auto r = decompress_chunk(SharedBytes::copy_of(garbage), kLevelBrotli | 1, 1 << 20);
+    ASSERT_FALSE(r.ok());
+    EXPECT_NE(r.error().code(), ErrorCode::LimitExceeded) << r.error().message();
+  }
+  {
+    auto r = decompress_chunk(SharedBytes{}, kLevelBrotli | 1, 1 << 20);
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.error().code(), ErrorCode::Truncated) << r.error().message();
+  }
+}
+
+TEST(ChunkParser, TruncatedRencodePacket) {
+  auto body = rencode_encode(rencode_hello());
+  for (size_t n : {size_t(0), size_t(1), body.size() / 2, body.size() - 1}) {
+    ChunkParser p;
+    std::vector<uint8_t> s;
+    append_chunk(s, kProtoRencodeplus, 0, 0, std::span(body).subspan(0, n));
+    auto r = feed_all(p, s);
+    ASSERT_FALSE(r.ok()) << n;
+    EXPECT_EQ(r.error().code(), ErrorCode::Truncated) << r.error().message();
+    EXPECT_NE(r.error().message().find("rencode decode"), std::string::npos)
+        << r.error().message();
+  }
+}
+
+TEST(ChunkParser, RencodeLimitsComeFromFrameLimits) {
+  FrameLimits lim;
+  lim.max_depth = 4;
+  lim.max_items = 50;
+  {
+    ChunkParser p(lim);
+    std::vector<uint8_t> s;
+    std::vector<uint8_t> deep = {194, 132, 'd', 'e', 'e', 'p', 193, 193, 193, 193, 0};
+    append_chunk(s, kProtoRencodeplus, 0, 0, deep);
+    auto r = feed_all(p, s);
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.error().code(), ErrorCode::LimitExceeded) << r.error().message();
+  }
+  {
+    ChunkParser p(lim);
+    std::vector<uint8_t> s;
+    Value::List many(60, Value(1));
+    append_chunk(s, kProtoRencodeplus, 0, 0,
+                 rencode_encode(Value::list({"many", Value(many)})));
+    auto r = feed_all(p, s);
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.error().code(), ErrorCode::LimitExceeded) << r.error().message();
+  }
+}
+
+TEST(ChunkParser, RencodePacketTypeMustBeAString) {
+  for (std::vector<uint8_t> body : {std::vector<uint8_t>{193, 5}, std::vector<uint8_t>{192},
+                                    std::vector<uint8_t>{131, 'a', 'b', 'c'}}) {
+    ChunkParser p;
+    std::vector<uint8_t> s;
+    append_chunk(s, kProtoRencodeplus, 0, 0, body);
+    auto r = feed_all(p, s);
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.error().code(), ErrorCode::Protocol) << r.error().message();
   }
 }
 

@@ -1,12 +1,19 @@
 #include "pixpath/net/xpra/framing.h"
 
 #include <cstring>
+#include <memory>
 
+#include <algorithm>
+#include <limits>
+
+#include <brotli/decode.h>
+#include <brotli/encode.h>
 #include <fmt/format.h>
 #include <lz4.h>
 #include <zlib.h>
 
 #include "pixpath/net/xpra/bencode.h"
+#include "pixpath/net/xpra/rencode.h"
 
 namespace pixpath::xpra {
 
@@ -113,14 +120,133 @@ Result<SharedBytes> inflate_lz4(const SharedBytes& in, size_t max_size) {
   return SharedBytes::adopt(std::move(out));
 }
 
+// One brotli stream, produced into a buffer that never grows beyond max_size.
+Result<SharedBytes> inflate_brotli(const SharedBytes& in, size_t max_size) {
+  struct Free {
+    void operator()(BrotliDecoderState* s) const { BrotliDecoderDestroyInstance(s); }
+  };
+  std::unique_ptr<BrotliDecoderState, Free> state(
+      BrotliDecoderCreateInstance(nullptr, nullptr, nullptr));
+  if (!state) return inflate_error(ErrorCode::OutOfMemory, "no brotli decoder instance");
+  std::vector<uint8_t> out(std::min<size_t>(max_size, std::max<size_t>(in.size() * 4, 4096)));
+  size_t avail_in = in.size();
+  const uint8_t* next_in = in.data();
+  size_t produced = 0;
+  while (true) {
+    size_t avail_out = out.size() - produced;
+    uint8_t* next_out = out.data() + produced;
+    BrotliDecoderResult r = BrotliDecoderDecompressStream(state.get(), &avail_in, &next_in,
+                                                          &avail_out, &next_out, nullptr);
+    produced = out.size() - avail_out;
+    if (r == BROTLI_DECODER_RESULT_SUCCESS) break;
+    if (r == BROTLI_DECODER_RESULT_NEEDS_MORE_INPUT) {
+      return inflate_error(ErrorCode::Truncated, "brotli stream ends early");
+    }
+    if (r == BROTLI_DECODER_RESULT_ERROR) {
+      return inflate_error(
+          ErrorCode::CorruptData,
+          fmt::format("brotli: {}",
+                      BrotliDecoderErrorString(BrotliDecoderGetErrorCode(state.get()))));
+    }
+    // BROTLI_DECODER_RESULT_NEEDS_MORE_OUTPUT
+    if (out.size() >= max_size) {
+      return inflate_error(ErrorCode::LimitExceeded,
+                           fmt::format("brotli data inflates to more than {} bytes", max_size));
+    }
+    out.resize(std::min(max_size, out.size() * 2));
+  }
+  if (avail_in != 0) {
+    return inflate_error(ErrorCode::CorruptData,
+                         fmt::format("{} bytes after the end of the brotli stream", avail_in));
+  }
+  out.resize(produced);
+  return SharedBytes::adopt(std::move(out));
+}
+
+Error compress_error(std::string reason) {
+  return Error(ErrorCode::Internal, "xpra", "compress packet", std::move(reason));
+}
+
 }  // namespace
+
+Result<CompressedPayload> compress_payload(std::span<const uint8_t> data,
+                                           PacketCompressor compressor, int level) {
+  CompressedPayload c;
+  if (level <= 0 || compressor == PacketCompressor::None) {
+    c.bytes.assign(data.begin(), data.end());
+    return c;
+  }
+  if (data.size() > std::numeric_limits<uint32_t>::max()) {
+    return Error(ErrorCode::LimitExceeded, "xpra", "compress packet",
+                 fmt::format("{} bytes do not fit a chunk", data.size()));
+  }
+  switch (compressor) {
+    case PacketCompressor::Lz4: {
+      if (data.size() > size_t(LZ4_MAX_INPUT_SIZE)) {
+        return Error(ErrorCode::LimitExceeded, "xpra", "compress packet",
+                     fmt::format("{} bytes are too many for lz4", data.size()));
+      }
+      level = std::clamp(level, 1, 15);
+      c.level = uint8_t(kLevelLz4 | level);
+      int bound = LZ4_compressBound(int(data.size()));
+      c.bytes.resize(4 + size_t(bound));
+      uint32_t n = uint32_t(data.size());
+      for (int i = 0; i < 4; ++i) c.bytes[size_t(i)] = uint8_t(n >> (8 * i));
+      // xpra's acceleration for a level: faster (less compression) for low levels.
+      int acceleration = std::max(1, 5 - level / 3);
+      int written = LZ4_compress_fast(reinterpret_cast<const char*>(data.data()),
+                                      reinterpret_cast<char*>(c.bytes.data() + 4),
+                                      int(data.size()), bound, acceleration);
+      if (written <= 0 && !data.empty()) return compress_error("LZ4_compress_fast failed");
+      c.bytes.resize(4 + size_t(std::max(written, 0)));
+      return c;
+    }
+    case PacketCompressor::Brotli: {
+      level = std::clamp(level, 1, 11);
+      c.level = uint8_t(kLevelBrotli | level);
+      size_t size = BrotliEncoderMaxCompressedSize(data.size());
+      if (size == 0) return compress_error("input too large for brotli");
+      c.bytes.resize(size);
+      if (!BrotliEncoderCompress(std::max(level, 2), BROTLI_DEFAULT_WINDOW, BROTLI_MODE_GENERIC,
+                                 data.size(), data.data(), &size, c.bytes.data())) {
+        return compress_error("BrotliEncoderCompress failed");
+      }
+      c.bytes.resize(size);
+      return c;
+    }
+    case PacketCompressor::Zlib: {
+      level = std::clamp(level, 1, 9);
+      c.level = uint8_t(level);
+      uLongf size = compressBound(uLong(data.size()));
+      c.bytes.resize(size);
+      if (compress2(c.bytes.data(), &size, data.data(), uLong(data.size()), level) != Z_OK) {
+        return compress_error("zlib compress2 failed");
+      }
+      c.bytes.resize(size);
+      return c;
+    }
+    case PacketCompressor::None: break;
+  }
+  return compress_error("unknown compressor");
+}
+
+Result<Value> decode_packet_payload(const SharedBytes& payload, uint8_t proto_flags,
+                                    BencodeLimits limits) {
+  PIXPATH_TRY(PacketEncoder encoder, packet_encoder_from_flags(proto_flags));
+  if (encoder == PacketEncoder::Rencodeplus) return rencode_decode(payload, limits);
+  return bencode_decode(payload, limits);
+}
 
 Result<SharedBytes> decompress_chunk(const SharedBytes& payload, uint8_t level, size_t max_size) {
   if (level == 0) return payload;
   if (level & kLevelLz4) return inflate_lz4(payload, max_size);
   if (level & kLevelLzo) return inflate_error(ErrorCode::Unsupported, "lzo packet compression");
   if (level & kLevelBrotli) {
-    return inflate_error(ErrorCode::Unsupported, "brotli packet compression");
+    if (level & 0x80) {
+      return inflate_error(ErrorCode::Unsupported,
+                           fmt::format("unknown compression flags 0x{:02x}", level));
+    }
+    return inflate_brotli(payload, max_size);
   }
   if (level & 0xF0) {
     return inflate_error(ErrorCode::Unsupported,
@@ -141,6 +267,30 @@ std::vector<uint8_t> frame_packet(const Value& packet) {
   std::vector<uint8_t> out(kChunkHeaderSize);
   bencode_encode(packet, out);
   write_chunk_header({kProtoBencode, 0, 0, uint32_t(out.size() - kChunkHeaderSize)}, out.data());
+  return out;
+}
+
+Result<std::vector<uint8_t>> frame_packet(const Value& packet, const PacketFormat& format) {
+  std::vector<uint8_t> encoded;
+  if (format.encoder == PacketEncoder::Rencodeplus) {
+    rencode_encode(packet, encoded);
+  } else {
+    bencode_encode(packet, encoded);
+  }
+  CompressedPayload payload;
+  if (format.level > 0 && format.compressor != PacketCompressor::None &&
+      encoded.size() > format.min_compress_size) {
+    PIXPATH_TRY(payload, compress_payload(encoded, format.compressor, format.level));
+  } else {
+    payload.bytes = std::move(encoded);
+  }
+  if (payload.bytes.size() > std::numeric_limits<uint32_t>::max()) {
+    return Error(ErrorCode::LimitExceeded, "xpra", "frame packet",
+                 fmt::format("{} bytes do not fit a chunk", payload.bytes.size()));
+  }
+  std::vector<uint8_t> out;
+  out.reserve(kChunkHeaderSize + payload.bytes.size());
+  append_chunk(out, protocol_flags(format.encoder), payload.level, 0, payload.bytes);
   return out;
 }
 

@@ -1,5 +1,6 @@
 #include "pixpath/net/xpra/value.h"
 
+#include <bit>
 #include <limits>
 
 #include <fmt/format.h>
@@ -14,12 +15,18 @@ Value Value::string_list(const std::vector<std::string>& items) {
 }
 
 std::string_view Value::type_name() const {
-  switch (v_.index()) {
-    case 0: return "int";
-    case 1: return "bytes";
-    case 2: return "list";
-    default: return "dict";
+  switch (kind_) {
+    case Kind::Int: return "int";
+    case Kind::Bool: return "bool";
+    case Kind::Bytes: return "bytes";
+    case Kind::String: return "string";
+    case Kind::List: return "list";
+    case Kind::Dict: return "dict";
+    case Kind::Float: return "float";
+    case Kind::None: return "none";
+    case Kind::BigInt: return "big int";
   }
+  return "?";
 }
 
 const Value* Value::find(std::string_view key) const {
@@ -42,8 +49,16 @@ void Value::set(std::string_view key, Value value) {
 
 namespace {
 void render(const Value& v, std::string& out, size_t max_len) {
-  if (v.is_int()) {
+  if (v.is_bool()) {
+    out += v.as_bool() ? "True" : "False";
+  } else if (v.is_int()) {
     out += std::to_string(v.as_int());
+  } else if (v.is_none()) {
+    out += "None";
+  } else if (v.is_float()) {
+    out += fmt::format("{}", v.as_double());
+  } else if (v.is_big_int()) {
+    out += v.as_big_int_text();
   } else if (v.is_bytes()) {
     std::string_view s = v.as_view();
     bool printable = true;
@@ -90,11 +105,53 @@ std::string Value::debug_string(size_t max_len) const {
 }
 
 bool operator==(const Value& a, const Value& b) {
-  if (a.v_.index() != b.v_.index()) return false;
-  if (a.is_int()) return a.as_int() == b.as_int();
-  if (a.is_bytes()) return a.as_view() == b.as_view();
-  if (a.is_list()) return a.as_list() == b.as_list();
-  return a.as_dict() == b.as_dict();
+  if (a.is_int() || b.is_int()) return a.is_int() && b.is_int() && a.as_int() == b.as_int();
+  if (a.is_bytes() || b.is_bytes()) {
+    return a.is_bytes() && b.is_bytes() && a.as_view() == b.as_view();
+  }
+  if (a.kind() != b.kind()) return false;
+  switch (a.kind()) {
+    case Value::Kind::List: return a.as_list() == b.as_list();
+    case Value::Kind::Dict: return a.as_dict() == b.as_dict();
+    case Value::Kind::Float: return a.as_double() == b.as_double();
+    case Value::Kind::BigInt: return a.as_big_int_text() == b.as_big_int_text();
+    default: return true;  // None
+  }
+}
+
+bool identical(const Value& a, const Value& b) {
+  if (a.kind() != b.kind()) return false;
+  switch (a.kind()) {
+    case Value::Kind::Int:
+    case Value::Kind::Bool: return a.as_int() == b.as_int();
+    case Value::Kind::Bytes:
+    case Value::Kind::String: return a.as_view() == b.as_view();
+    case Value::Kind::BigInt: return a.as_big_int_text() == b.as_big_int_text();
+    case Value::Kind::Float: return std::bit_cast<uint64_t>(a.as_double()) ==
+                                    std::bit_cast<uint64_t>(b.as_double());
+    case Value::Kind::None: return true;
+    case Value::Kind::List: {
+      const auto& x = a.as_list();
+      const auto& y = b.as_list();
+      if (x.size() != y.size()) return false;
+      for (size_t i = 0; i < x.size(); ++i) {
+        if (!identical(x[i], y[i])) return false;
+      }
+      return true;
+    }
+    case Value::Kind::Dict: {
+      const auto& x = a.as_dict();
+      const auto& y = b.as_dict();
+      if (x.size() != y.size()) return false;
+      for (size_t i = 0; i < x.size(); ++i) {
+        if (!identical(x[i].first, y[i].first) || !identical(x[i].second, y[i].second)) {
+          return false;
+        }
+      }
+      return true;
+    }
+  }
+  return false;
 }
 
 Error FieldReader::error(std::string reason) const {

@@ -27,6 +27,10 @@ struct BencodeLimits {
 [[nodiscard]] Result<Value> bencode_decode(const SharedBytes& input, BencodeLimits limits = {});
 
 // Appends the encoding of `value` to `out`. Dict entries are written in their stored order.
+// Bytes and Strings are both "N:..."; a Bool is i0e / i1e. Kinds bencode cannot carry (only
+// rencodeplus decodes them) are written lossily: a Float as its integer part ("i1e" for 1.5; NaN
+// and values beyond int64 as i0e), None as an empty byte string, a BigInt as "i<digits>e" (xpra
+// 3.x reads big integers but pixpath's bencode_decode refuses them beyond 64 bits).
 void bencode_encode(const Value& value, std::vector<uint8_t>& out);
 [[nodiscard]] std::vector<uint8_t> bencode_encode(const Value& value);
 

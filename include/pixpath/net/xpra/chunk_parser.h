@@ -1,7 +1,9 @@
 // ChunkParser: turns a byte stream from an xpra peer into decoded packets, fed in arbitrary
 // pieces (one byte at a time works as well as whole buffers).
 //
-// Each chunk's payload is read into its own buffer, allocated only after the header's size was
+// Main chunks are decoded with the packet encoder their protocol flags name (bencode 0x00 or
+// rencodeplus 0x10, either with the flush bit 0x08); any other encoding is refused as soon as
+// its header arrives. Each chunk's payload is read into its own buffer, allocated only after the header's size was
 // checked against FrameLimits; a packet's byte strings (including raw chunks substituted into
 // the main packet) are SharedBytes slices of those buffers, so they stay valid as long as the
 // caller keeps the Packet (or any slice of it).
@@ -29,8 +31,10 @@ struct Packet {
   std::string type;  // packet[0] as text
   Value body;        // the whole list, type included, raw chunks substituted
   size_t wire_size = 0;      // bytes on the wire, headers included, all chunks
-  bool compressed = false;   // the main chunk or a raw chunk was zlib/lz4 compressed
-  uint8_t main_level = 0;    // level byte of the main chunk (0x10 | n for lz4, n for zlib)
+  bool compressed = false;   // the main chunk or a raw chunk was compressed
+  uint8_t main_level = 0;    // level byte of the main chunk (0x10 | n lz4, 0x40 | n brotli, n zlib)
+  uint8_t main_flags = 0;    // protocol flags of the main chunk (encoder, 0x08 flush)
+  PacketEncoder encoder = PacketEncoder::Bencode;  // how the main chunk was encoded
   std::chrono::steady_clock::time_point received{};  // when the last chunk completed
 };
 
