@@ -1,6 +1,8 @@
 #include "pixpath/net/xpra/session.h"
 
+#include <pwd.h>
 #include <sys/random.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <array>
@@ -28,6 +30,12 @@ std::string random_uuid() {
   return s;
 }
 
+std::string local_user_name() {
+  if (const passwd* pw = ::getpwuid(::getuid()); pw && pw->pw_name) return pw->pw_name;
+  if (const char* u = std::getenv("USER"); u && *u) return u;
+  return std::to_string(::getuid());
+}
+
 std::string joined(const std::vector<std::string>& v) {
   std::string s;
   for (const auto& x : v) s += (s.empty() ? "" : ", ") + x;
@@ -43,9 +51,18 @@ std::string SessionEnd::message() const {
   return m;
 }
 
-Session::Session(SessionOptions options, SessionListener& listener,
-                 std::unique_ptr<Transport> connection)
-    : options_(std::move(options)), listener_(listener), connection_(std::move(connection)) {}
+Session::Session(SessionOptions options, SessionListener& listener, Endpoint endpoint,
+                 std::unique_ptr<Transport> connection, PacketEncoder encoder)
+    : options_(std::move(options)),
+      listener_(listener),
+      endpoint_(std::move(endpoint)),
+      connection_(std::move(connection)),
+      encoder_(encoder) {}
+
+std::shared_ptr<Transport> Session::transport() const {
+  MutexLock lock(transport_mu_);
+  return connection_;
+}
 
 Result<std::unique_ptr<Session>> Session::start(SessionOptions options,
                                                 SessionListener& listener) {
@@ -55,10 +72,13 @@ Result<std::unique_ptr<Session>> Session::start(SessionOptions options,
   }
   if (options.preferred_encoding.empty()) options.preferred_encoding = options.encodings.front();
   if (options.uuid.empty()) options.uuid = random_uuid();
+  if (options.username.empty()) options.username = local_user_name();
   PIXPATH_TRY(Endpoint ep, parse_url(options.url));
   PIXPATH_TRY(auto conn, open_transport(ep, ConnectOptions{options.connect_timeout,
                                                            options.send_timeout}));
-  std::unique_ptr<Session> s(new Session(std::move(options), listener, std::move(conn)));
+  const PacketEncoder encoder = options.packet_encoder.value_or(PacketEncoder::Rencodeplus);
+  std::unique_ptr<Session> s(
+      new Session(std::move(options), listener, std::move(ep), std::move(conn), encoder));
   PIXPATH_CHECK(s->send_packet(Value::list({"hello", s->make_hello()})));
   s->reader_ = std::thread([p = s.get()] { p->reader_loop(); });
   return s;
@@ -87,8 +107,11 @@ Result<void> Session::send_packet(const Value& packet) {
   if (state_.load() == State::Closed) {
     return Error(ErrorCode::Cancelled, "xpra", "send", "the session is closed");
   }
-  auto bytes = frame_packet(packet);
-  auto sent = connection_->send_all(bytes);
+  // Our packets are small (acks, pings, the hello): sent uncompressed, in the session's encoder.
+  PacketFormat format;
+  format.encoder = encoder_.load();
+  PIXPATH_TRY(std::vector<uint8_t> bytes, frame_packet(packet, format));
+  auto sent = transport()->send_all(bytes);
   if (!sent.ok() && sent.error().code() != ErrorCode::Cancelled) {
     // The stream is unusable (a partial write, a timeout): end the session with the reason.
     bool first = false;
@@ -151,7 +174,7 @@ Result<void> Session::disconnect(std::string reason) {
     if (sent.ok()) wait_until_closed(options_.disconnect_timeout);
   }
   stop_reading_ = true;
-  connection_->shutdown();
+  transport()->shutdown();
   if (reader_.joinable()) reader_.join();
   if (!sent.ok() && sent.error().code() == ErrorCode::Cancelled) return {};  // closed already
   return sent;
@@ -173,17 +196,39 @@ void Session::finish(SessionEnd end) {
     state_ = State::Closed;
   }
   cv_.notify_all();
-  connection_->shutdown();
+  transport()->shutdown();
   if (end.error) log("session ended: " + end.message());
   listener_.on_closed(end);
 }
 
 void Session::reader_loop() {
   reader_id_ = std::this_thread::get_id();
-  ChunkParser parser(options_.limits);
+  auto parser = std::make_unique<ChunkParser>(options_.limits);
   std::vector<uint8_t> buffer(256 * 1024);
   std::vector<Packet> packets;
+  size_t stream_bytes = 0;  // read from the current connection
   auto last_data = std::chrono::steady_clock::now();
+  // Before the server's first packet: it could not read our hello. Try bencode once (3.1),
+  // else end the session with what it said.
+  std::string first_refusal;  // what the server said to rencodeplus, when bencode was tried
+  auto refused = [&](Error why) {
+    if (!may_retry_with_bencode()) {
+      if (!first_refusal.empty())
+        why = Error(why.code(), why.subject(), why.stage(),
+                    why.reason() + " (and to rencodeplus: " + first_refusal + ")");
+      finish(SessionEnd{client_disconnect_.load(), {}, std::move(why)});
+      return false;
+    }
+    first_refusal = why.reason();
+    if (auto r = retry_with_bencode(why); !r.ok()) {
+      finish(SessionEnd{false, {}, r.error()});
+      return false;
+    }
+    parser = std::make_unique<ChunkParser>(options_.limits);
+    stream_bytes = 0;
+    last_data = std::chrono::steady_clock::now();
+    return true;
+  };
   while (true) {
     if (send_failed_) {
       std::optional<Error> e;
@@ -198,10 +243,10 @@ void Session::reader_loop() {
       finish(SessionEnd{true, {}, std::nullopt});
       return;
     }
-    auto got = connection_->read_some(buffer, std::chrono::milliseconds(100));
+    auto got = transport()->read_some(buffer, std::chrono::milliseconds(100));
     const auto now = std::chrono::steady_clock::now();
     if (got.ok() && got->bytes > 0) last_data = now;
-    if (got.ok() && got->bytes == 0 && !got->eof && !parser.idle() &&
+    if (got.ok() && got->bytes == 0 && !got->eof && !parser->idle() &&
         options_.stall_timeout.count() > 0 && now - last_data > options_.stall_timeout) {
       Error e(ErrorCode::Unavailable, "xpra", "read",
               fmt::format("the server stopped sending in the middle of a packet (nothing for "
@@ -216,20 +261,36 @@ void Session::reader_loop() {
       return;
     }
     if (got->eof) {
+      if (stream_bytes == 0 && !client_disconnect_.load()) {
+        if (refused(Error(ErrorCode::Unavailable, "xpra", "hello",
+                          fmt::format("the server closed the connection without a word (it "
+                                      "may not read {} packets)",
+                                      to_string(encoder_.load())))))
+          continue;
+        return;
+      }
       SessionEnd end{client_disconnect_.load(), {}, std::nullopt};
       if (!end.by_client) {
         end.error = Error(ErrorCode::Unavailable, "xpra", "read",
-                          parser.idle() ? "the server closed the connection"
-                                        : "the server closed the connection mid-packet");
+                          parser->idle() ? "the server closed the connection"
+                                         : "the server closed the connection mid-packet");
       }
       finish(std::move(end));
       return;
     }
     if (got->bytes == 0) continue;
+    if (stream_bytes == 0 && !any_packet_ && buffer[0] != 'P') {
+      Error said = plain_text_reply({buffer.data(), got->bytes}, now + std::chrono::seconds(2));
+      if (said.code() != ErrorCode::Protocol && refused(said)) continue;
+      if (said.code() == ErrorCode::Protocol) finish(SessionEnd{false, {}, said});
+      return;
+    }
+    stream_bytes += got->bytes;
     packets.clear();
-    auto fed = parser.feed({buffer.data(), got->bytes}, packets);
+    auto fed = parser->feed({buffer.data(), got->bytes}, packets);
     // Handle the packets completed before a framing error first.
     for (Packet& p : packets) {
+      any_packet_ = true;
       packets_received_.fetch_add(1);
       if (p.compressed) compressed_packets_.fetch_add(1);
       if (options_.packet_hook) options_.packet_hook(p);
@@ -247,6 +308,60 @@ void Session::reader_loop() {
       return;
     }
   }
+}
+
+Error Session::plain_text_reply(std::span<const uint8_t> first,
+                                std::chrono::steady_clock::time_point deadline) {
+  constexpr size_t kMaxLine = 1024;
+  std::string line(first.begin(), first.begin() + std::min(first.size(), kMaxLine));
+  std::vector<uint8_t> more(256);
+  while (line.find('\n') == std::string::npos && line.size() < kMaxLine &&
+         std::chrono::steady_clock::now() < deadline) {
+    auto got = transport()->read_some(more, std::chrono::milliseconds(100));
+    if (!got.ok() || got->eof) break;
+    line.append(more.begin(), more.begin() + std::min(got->bytes, kMaxLine - line.size()));
+  }
+  if (const size_t nl = line.find('\n'); nl != std::string::npos) line.resize(nl);
+  while (!line.empty() && (line.back() == '\r' || line.back() == ' ')) line.pop_back();
+  const bool text = !line.empty() && std::all_of(line.begin(), line.end(), [](char c) {
+    return static_cast<unsigned char>(c) >= 0x20 && static_cast<unsigned char>(c) < 0x7f;
+  });
+  if (!text) {
+    // Protocol: not an xpra peer at all; never a reason to try another encoder.
+    return Error(ErrorCode::Protocol, "xpra", "parse chunk",
+                 fmt::format("the stream starts with byte 0x{:02x}, not 'P': not an xpra peer",
+                             first.empty() ? 0 : first[0]));
+  }
+  std::string_view said = line;
+  for (std::string_view prefix : {"disconnect: ", "disconnect "}) {
+    if (said.starts_with(prefix)) {
+      said.remove_prefix(prefix.size());
+      break;
+    }
+  }
+  return Error(ErrorCode::Unavailable, "xpra", "hello",
+               fmt::format("the server refused the connection: {}", said));
+}
+
+bool Session::may_retry_with_bencode() const {
+  return !options_.packet_encoder && encoder_.load() == PacketEncoder::Rencodeplus &&
+         !retried_encoder_ && !any_packet_ && !challenge_answered_ && !stop_reading_.load() &&
+         !client_disconnect_.load();
+}
+
+Result<void> Session::retry_with_bencode(const Error& why) {
+  retried_encoder_ = true;
+  log(fmt::format("{}; connecting again with bencode packets (xpra 3.x)", why.reason()));
+  PIXPATH_TRY(auto fresh, open_transport(endpoint_, ConnectOptions{options_.connect_timeout,
+                                                                   options_.send_timeout}));
+  std::shared_ptr<Transport> old;
+  {
+    MutexLock lock(transport_mu_);
+    old = std::exchange(connection_, std::shared_ptr<Transport>(std::move(fresh)));
+  }
+  old->shutdown();
+  encoder_ = PacketEncoder::Bencode;
+  return send_packet(Value::list({"hello", make_hello()}));
 }
 
 Result<void> Session::handle(Packet& p) {
@@ -311,6 +426,8 @@ Result<void> Session::handle(Packet& p) {
     auto wid = r.int_at(1, "wid");
     if (wid.ok()) listener_.on_raise(*wid);
     else log(wid.error().message() + " (packet ignored)");
+  } else if (t == n.encodings || t == n.encoding_set) {
+    handle_encodings(p);
   } else if (t == n.ping_echo || t == n.startup_complete) {
     // Nothing to do: we send no pings; startup-complete only marks the end of the initial
     // window list.

@@ -1,12 +1,36 @@
 // The hello exchange: the capabilities pixpath sends, and what it reads from the server's.
+#include <algorithm>
+
 #include <fmt/format.h>
 
+#include "pixpath/net/xpra/draw_parser.h"
 #include "pixpath/net/xpra/session.h"
 
 namespace pixpath::xpra {
 namespace {
 
-constexpr std::string_view kClientVersion = "3.1.3";  // the protocol generation we speak
+// The version we say we speak: 3.1 reads it as dotted integers and refuses anything older than
+// 0.14.10 (it accepts newer ones); 6.x refuses anything older than 3.0 and warns on 3.1.x
+// ("outdated"). "6.5" is accepted silently by both; pixpath names itself in client_type.
+constexpr std::string_view kClientVersion = "6.5";
+
+// Authentication: HMAC-SHA256 for both the response and the salt combination (6.x refuses
+// the xor and des salt digests).
+Value digests() { return Value::string_list({"hmac+sha256"}); }
+
+// 6.x treats jpeg, jpega and webp as "video" encoders: it uses them only for the colourspaces a
+// client lists here (else it sends png). pixpath's decoders take each coding's whole file, so
+// any colourspace the server encodes from is fine; these are the ones xpra's own client lists.
+Value full_csc_modes(const std::vector<std::string>& encodings) {
+  Value modes{Value::Dict{}};
+  auto has = [&](std::string_view e) {
+    return std::find(encodings.begin(), encodings.end(), e) != encodings.end();
+  };
+  if (has("jpeg")) modes.set("jpeg", Value::string_list({"BGRX", "BGRA", "YUV420P"}));
+  if (has("jpega")) modes.set("jpega", Value::string_list({"BGRA", "RGBA"}));
+  if (has("webp")) modes.set("webp", Value::string_list({"BGRX", "BGRA"}));
+  return modes;
+}
 
 std::string joined(const std::vector<std::string>& v) {
   std::string s;
@@ -17,6 +41,78 @@ std::string joined(const std::vector<std::string>& v) {
 }  // namespace
 
 Value Session::make_hello() const {
+  Value caps = encoder_.load() == PacketEncoder::Rencodeplus ? make_hello_6x() : make_hello_31();
+  if (options_.extra_caps.is_dict()) {
+    for (const auto& [k, v] : options_.extra_caps.as_dict()) {
+      if (k.is_bytes()) caps.set(k.as_view(), v);
+    }
+  }
+  return caps;
+}
+
+// xpra 6.x (rencodeplus): capabilities are read flat ("a.b") or nested ({"a": {"b": ...}}),
+// except the encoding settings, which 6.x reads only from the nested "encoding" dict.
+Value Session::make_hello_6x() const {
+  const SessionOptions& o = options_;
+  Value caps{Value::Dict{}};
+  caps.set("version", kClientVersion);
+  caps.set("client_type", o.client_type);
+  caps.set("uuid", o.uuid);
+  caps.set("username", o.username);
+  caps.set("rencodeplus", true);
+  caps.set("encoders", Value::string_list({"rencodeplus"}));
+  std::vector<std::string> compressors;
+  if (o.lz4) compressors.push_back("lz4");
+  if (o.brotli) compressors.push_back("brotli");
+  compressors.push_back("none");
+  caps.set("compressors", Value::string_list(compressors));
+  caps.set("lz4", o.lz4);
+  caps.set("brotli", o.brotli);
+  caps.set("compression_level", 1);
+  caps.set("share", o.share);
+  caps.set("steal", o.steal);
+  caps.set("windows", true);
+  Value window{Value::Dict{}};
+  window.set("enabled", true);
+  caps.set("window", window);
+  caps.set("keyboard", false);
+  caps.set("mouse", false);
+  caps.set("clipboard", false);
+  caps.set("notifications", false);
+  caps.set("cursors", false);
+  caps.set("bell", false);
+  caps.set("system_tray", false);
+  caps.set("audio", false);
+  caps.set("file-transfer", false);
+  caps.set("printing", false);
+  caps.set("webcam", false);
+  // 6.x pings a client only when asked to; the pings keep a dead connection from lingering.
+  caps.set("ping", true);
+  caps.set("desktop_size", Value::list({o.desktop_width, o.desktop_height}));
+  caps.set("encodings", Value::string_list(o.encodings));
+  caps.set("encodings.core", Value::string_list(o.encodings));
+  Value encoding{Value::Dict{}};
+  encoding.set("", o.preferred_encoding);
+  encoding.set("setting", o.preferred_encoding);
+  encoding.set("core", Value::string_list(o.encodings));
+  encoding.set("options", Value::string_list(o.encodings));
+  encoding.set("full_csc_modes", full_csc_modes(o.encodings));
+  encoding.set("rgb_formats", Value::string_list(o.rgb_formats));
+  encoding.set("rgb_lz4", o.lz4);
+  encoding.set("flush", true);
+  encoding.set("transparency", false);
+  if (o.quality >= 0) {
+    encoding.set("quality", o.quality);
+    encoding.set("min-quality", o.quality);
+  }
+  caps.set("encoding", encoding);
+  caps.set("digest", digests());
+  caps.set("salt-digest", digests());
+  return caps;
+}
+
+// xpra 3.1 (bencode): flat keys, the preferred coding as a plain string, delta buckets.
+Value Session::make_hello_31() const {
   const SessionOptions& o = options_;
   Value caps{Value::Dict{}};
   caps.set("version", kClientVersion);
@@ -63,14 +159,8 @@ Value Session::make_hello() const {
   } else {
     caps.set("encoding.supports_delta", Value::list({}));
   }
-  // Authentication: only HMAC-SHA256, for both the response and the salt combination.
-  caps.set("digest", Value::string_list({"hmac+sha256"}));
-  caps.set("salt-digest", Value::string_list({"hmac+sha256"}));
-  if (o.extra_caps.is_dict()) {
-    for (const auto& [k, v] : o.extra_caps.as_dict()) {
-      if (k.is_bytes()) caps.set(k.as_view(), v);
-    }
-  }
+  caps.set("digest", digests());
+  caps.set("salt-digest", digests());
   return caps;
 }
 
@@ -79,6 +169,7 @@ Result<void> Session::handle_hello(const Packet& p) {
   PIXPATH_TRY(const Value* caps, r.dict_at(1, "capabilities"));
   ServerInfo info;
   info.caps = *caps;
+  info.packet_encoder = encoder_.load();
   if (const Value* v = caps->find("version"); v && v->is_bytes()) {
     info.version = std::string(v->as_view());
   }
@@ -93,10 +184,39 @@ Result<void> Session::handle_hello(const Packet& p) {
     state_ = State::Ready;
   }
   cv_.notify_all();
-  log(fmt::format("connected to xpra {} (server encodings: {})", info.version,
+  log(fmt::format("connected to xpra {} ({} packets{}{})", info.version,
+                  to_string(info.packet_encoder), info.encodings.empty() ? "" : "; server encodings: ",
                   joined(info.encodings)));
   listener_.on_server_hello(info);
   return {};
+}
+
+// ["encodings", {"encodings": {"": [...], "core": [...], ...}, "video": {...}}]: the codings
+// a 6.x server can send. A malformed packet is logged and ignored (it changes nothing we do).
+void Session::handle_encodings(const Packet& p) {
+  FieldReader r(p.type, p.body);
+  auto d = r.dict_at(1, "encodings");
+  if (!d.ok()) {
+    log(d.error().message() + " (packet ignored)");
+    return;
+  }
+  const Value* e = (*d)->find("encodings");
+  if (e && e->is_dict()) {
+    const Value* core = e->find("core");
+    e = core ? core : e->find("");
+  }
+  std::vector<std::string> encodings;
+  if (e && e->is_list()) {
+    for (const Value& x : e->as_list()) {
+      if (x.is_bytes()) encodings.emplace_back(x.as_view());
+    }
+  }
+  {
+    std::lock_guard lock(mu_);
+    server_info_.encodings = encodings;
+  }
+  log("server encodings: " + joined(encodings));
+  listener_.on_server_encodings(encodings);
 }
 
 }  // namespace pixpath::xpra

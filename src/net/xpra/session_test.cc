@@ -23,8 +23,10 @@ struct Harness {
   std::vector<std::string> log_lines;
   std::unique_ptr<Session> session;
 
-  explicit Harness(FrameLimits limits = {}, std::string password = "") {
+  explicit Harness(FrameLimits limits = {}, std::string password = "",
+                   std::optional<PacketEncoder> encoder = std::nullopt) {
     SessionOptions o;
+    o.packet_encoder = encoder;
     o.url = peer.url();
     o.encodings = {"rgb24", "png"};
     o.limits = limits;
@@ -64,11 +66,56 @@ struct Harness {
 
 Value opts() { return Value(Value::Dict{}); }
 
-TEST(XpraSession, HelloCarriesViewOnlyCapabilities) {
+// The default hello: rencodeplus with xpra 6.x's capabilities (nested "encoding" dict, the
+// packet encoders and compressors listed, steal on, pings asked for).
+TEST(XpraSession, HelloSpeaksRencodeplusWith6xCapabilities) {
   Harness h;
   auto hello = h.peer.wait_packet("hello");
   ASSERT_TRUE(hello);
+  EXPECT_EQ(h.peer.last_encoder(), PacketEncoder::Rencodeplus);
   const Value& caps = hello->as_list()[1];
+  auto has = [&](const char* key) {
+    const Value* v = caps.find(key);
+    EXPECT_NE(v, nullptr) << key;
+    return v != nullptr;
+  };
+  for (const char* key : {"version", "encoders", "compressors", "rencodeplus", "lz4", "brotli",
+                          "windows", "window", "encoding", "encodings", "encodings.core",
+                          "digest", "salt-digest", "uuid", "username", "steal", "ping",
+                          "desktop_size", "client_type"})
+    if (!has(key)) return;
+  EXPECT_EQ(caps.find("version")->as_view(), "6.5");
+  EXPECT_EQ(caps.find("encoders")->as_list(), Value::string_list({"rencodeplus"}).as_list());
+  EXPECT_EQ(caps.find("compressors")->as_list(),
+            Value::string_list({"lz4", "brotli", "none"}).as_list());
+  EXPECT_TRUE(caps.find("steal")->as_bool());
+  EXPECT_TRUE(caps.find("ping")->as_bool());
+  EXPECT_EQ(caps.find("client_type")->as_view(), "pixpath");
+  EXPECT_FALSE(caps.find("username")->as_view().empty());
+  const Value& enc = *caps.find("encoding");
+  ASSERT_TRUE(enc.is_dict());
+  EXPECT_EQ(enc.find("")->as_view(), "rgb24");
+  EXPECT_EQ(enc.find("core")->as_list().size(), 2u);
+  ASSERT_NE(enc.find("full_csc_modes"), nullptr);
+  EXPECT_TRUE(enc.find("full_csc_modes")->is_dict());
+  EXPECT_EQ(caps.find("digest")->as_list(), Value::string_list({"hmac+sha256"}).as_list());
+  EXPECT_EQ(caps.find("bencode"), nullptr);  // no 3.1 keys
+  EXPECT_EQ(caps.find("encoding.delta_buckets"), nullptr);
+}
+
+// Forced bencode: xpra 3.1's flat capabilities, the preferred coding as a string, delta
+// buckets, and the same version string (3.1 accepts any newer one).
+TEST(XpraSession, BencodeHelloCarries31Capabilities) {
+  Harness h({}, "", PacketEncoder::Bencode);
+  auto hello = h.peer.wait_packet("hello");
+  ASSERT_TRUE(hello);
+  EXPECT_EQ(h.peer.last_encoder(), PacketEncoder::Bencode);
+  const Value& caps = hello->as_list()[1];
+  for (const char* key : {"bencode", "rencode", "windows", "keyboard", "encoding", "encodings",
+                          "encodings.core", "encodings.rgb_formats", "encoding.delta_buckets",
+                          "encoding.supports_delta", "desktop_size", "uuid", "client_type",
+                          "lz4", "zlib", "share", "steal", "version"})
+    ASSERT_NE(caps.find(key), nullptr) << key;
   EXPECT_EQ(caps.find("bencode")->as_int(), 1);
   EXPECT_EQ(caps.find("rencode")->as_int(), 0);
   EXPECT_EQ(caps.find("windows")->as_int(), 1);
@@ -82,7 +129,85 @@ TEST(XpraSession, HelloCarriesViewOnlyCapabilities) {
   EXPECT_TRUE(caps.find("desktop_size")->is_list());
   EXPECT_EQ(caps.find("uuid")->as_view().size(), 32u);
   EXPECT_EQ(caps.find("client_type")->as_view(), "pixpath");
-  EXPECT_TRUE(caps.find("lz4") && caps.find("zlib") && caps.find("share"));
+  EXPECT_EQ(caps.find("version")->as_view(), "6.5");
+}
+
+// A server that cannot read rencodeplus answers with one plain-text line (xpra 3.1: "disconnect:
+// failed to parse bencode packet") and closes: the session connects again, once, and says hello
+// in bencode; the session then runs as usual.
+TEST(XpraSession, PlainTextRefusalRetriesOnceWithBencode) {
+  FakePeer peer;
+  peer.refuse_first_client("disconnect: failed to parse bencode packet\n");
+  RecordingListener listener;
+  std::vector<std::string> lines;
+  std::mutex mu;
+  SessionOptions o;
+  o.url = peer.url();
+  o.encodings = {"rgb24", "png"};
+  o.log = [&](std::string_view l) {
+    std::lock_guard lock(mu);
+    lines.emplace_back(l);
+  };
+  auto s = Session::start(std::move(o), listener);
+  ASSERT_TRUE(s.ok()) << s.error().message();
+  auto hello = peer.wait_packet("hello");
+  ASSERT_TRUE(hello);
+  EXPECT_EQ(peer.first_client_encoder(), PacketEncoder::Rencodeplus);
+  EXPECT_EQ(peer.last_encoder(), PacketEncoder::Bencode);
+  EXPECT_NE(hello->as_list()[1].find("bencode"), nullptr);
+  Value caps{Value::Dict{}};
+  caps.set("version", "3.1.3");
+  peer.send_packet(Value::list({"hello", caps}));
+  ASSERT_TRUE((*s)->wait_until_ready(5s).ok());
+  EXPECT_EQ((*s)->server_info().packet_encoder, PacketEncoder::Bencode);
+  std::lock_guard lock(mu);
+  bool said = false;
+  for (const auto& l : lines)
+    said |= l.find("failed to parse bencode packet") != std::string::npos &&
+            l.find("again with bencode") != std::string::npos;
+  EXPECT_TRUE(said) << "no log line about the retry";
+}
+
+// A forced encoder is never retried: the server's plain-text line ends the session with its
+// words as the reason (here 6.x refusing bencode).
+TEST(XpraSession, PlainTextRefusalOfAForcedEncoderEndsTheSession) {
+  FakePeer peer;
+  peer.refuse_first_client("disconnect invalid packet encoding: 'bencode' decoder is not available\n");
+  RecordingListener listener;
+  SessionOptions o;
+  o.url = peer.url();
+  o.encodings = {"rgb24"};
+  o.packet_encoder = PacketEncoder::Bencode;
+  o.log = [](std::string_view) {};
+  auto s = Session::start(std::move(o), listener);
+  ASSERT_TRUE(s.ok()) << s.error().message();
+  auto ready = (*s)->wait_until_ready(5s);
+  ASSERT_FALSE(ready.ok());
+  EXPECT_NE(ready.error().message().find("the server refused the connection: invalid packet "
+                                          "encoding: 'bencode' decoder is not available"),
+            std::string::npos)
+      << ready.error().message();
+  EXPECT_EQ(peer.first_client_encoder(), PacketEncoder::Bencode);
+  EXPECT_EQ(peer.count("hello"), 0u);  // no second connection
+}
+
+// Both encoders refused: the error names what the server said to each.
+TEST(XpraSession, RefusedByBothEncodersSaysBoth) {
+  FakePeer peer;
+  peer.refuse_first_client("disconnect: failed to parse bencode packet\n");
+  peer.refuse_second_client_with("disconnect version error\n");
+  RecordingListener listener;
+  SessionOptions o;
+  o.url = peer.url();
+  o.encodings = {"rgb24"};
+  o.log = [](std::string_view) {};
+  auto s = Session::start(std::move(o), listener);
+  ASSERT_TRUE(s.ok()) << s.error().message();
+  auto ready = (*s)->wait_until_ready(5s);
+  ASSERT_FALSE(ready.ok());
+  EXPECT_NE(ready.error().message().find("version error"), std::string::npos) << ready.error().message();
+  EXPECT_NE(ready.error().message().find("failed to parse bencode packet"), std::string::npos)
+      << ready.error().message();
 }
 
 TEST(XpraSession, MapsWindowsAnswersPingsAndDeliversDraws) {

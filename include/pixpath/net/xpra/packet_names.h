@@ -23,6 +23,10 @@ struct PacketNames {
   std::string_view ping = "ping";
   std::string_view ping_echo = "ping_echo";
   std::string_view startup_complete = "startup-complete";
+  // xpra 6.x: the server's codings, after its hello ("encoding-set" without backwards
+  // compatibility).
+  std::string_view encodings = "encodings";
+  std::string_view encoding_set = "encoding-set";
   // client -> server
   std::string_view map_window = "map-window";
   std::string_view damage_sequence = "damage-sequence";

@@ -1,6 +1,14 @@
 // xpra::Session: a view-only client session with a real xpra server, over TCP or a local
 // Unix socket (endpoint.h).
 //
+// Servers: xpra 6.x (rencodeplus packets, lz4/brotli compression, the codings in a separate
+// "encodings" packet) and xpra 3.1 (bencode, zlib/lz4, delta buckets). With the packet encoder
+// left to the session (SessionOptions::packet_encoder empty), it says hello in rencodeplus
+// with 6.x's capabilities; a server that cannot read that (3.1 answers with a plain-text line)
+// is connected to once more, in bencode with 3.1's capabilities, with a log line saying so.
+// Whatever a server says when it refuses us (a plain-text line, a "disconnect" packet, an
+// authentication failure) ends the session with that text as the reason.
+//
 // What it does on its own: sends "hello" with the capabilities a view-only client needs,
 // answers a password "challenge", maps every new window ("map-window"), answers every "ping"
 // with "ping_echo", acknowledges draws it had to reject (decode_time -1), logs and ignores
@@ -32,8 +40,11 @@
 #include <vector>
 
 #include "pixpath/core/result.h"
+#include "pixpath/core/thread_annotations.h"
+#include "pixpath/net/xpra/endpoint.h"
 #include "pixpath/net/xpra/auth.h"
 #include "pixpath/net/xpra/chunk_parser.h"
+#include "pixpath/net/xpra/packet_format.h"
 #include "pixpath/net/xpra/packet_names.h"
 #include "pixpath/net/xpra/transport.h"
 #include "pixpath/net/xpra/value.h"
@@ -42,8 +53,10 @@
 namespace pixpath::xpra {
 
 struct ServerInfo {
-  std::string version;                 // "3.1.3"
-  std::vector<std::string> encodings;  // what the server can send
+  std::string version;                 // "3.1.3", "6.5"
+  std::vector<std::string> encodings;  // what the server can send (6.x: from its "encodings"
+                                       // packet, which follows the hello)
+  PacketEncoder packet_encoder = PacketEncoder::Bencode;  // what the session speaks with it
   Value caps;                          // the whole hello dict
 };
 
@@ -79,6 +92,9 @@ class SessionListener {
  public:
   virtual ~SessionListener() = default;
   virtual void on_server_hello(const ServerInfo&) {}
+  // xpra 6.x: the server's codings arrived (ServerInfo::encodings); not called for 3.1, whose
+  // hello carries them.
+  virtual void on_server_encodings(const std::vector<std::string>& /*encodings*/) {}
   virtual void on_window_new(const WindowInfo&) {}
   virtual void on_window_lost(int64_t /*wid*/) {}
   virtual void on_metadata(const WindowMetadata&) {}
@@ -107,8 +123,15 @@ struct SessionOptions {
   int delta_buckets = 5;               // 0 disables delta
   int desktop_width = 1920, desktop_height = 1080;
   bool share = true;                   // share the session with other clients
-  bool steal = false;                  // take it over from another client
-  bool lz4 = true, zlib = true;        // packet compression we accept
+  // Take the session over from another client. On by default, as xpra's own client: 6.x
+  // refuses steal=false even when no other client is attached.
+  bool steal = true;
+  // The packet encoder: empty = rencodeplus, then bencode once if the server cannot read it.
+  std::optional<PacketEncoder> packet_encoder;
+  bool lz4 = true, zlib = true, brotli = true;  // packet compression we accept
+  // Sent as "username" (6.x's file authentication checks it when the server runs as root);
+  // default: the local user's name.
+  std::string username;
   std::string client_type = "pixpath";
   std::string uuid;                    // default: a random one
   PasswordSource password;             // used only when the server sends a challenge
@@ -177,9 +200,20 @@ class Session {
   uint64_t windows_refused() const { return windows_refused_.load(); }
 
  private:
-  Session(SessionOptions options, SessionListener& listener,
-          std::unique_ptr<Transport> connection);
+  Session(SessionOptions options, SessionListener& listener, Endpoint endpoint,
+          std::unique_ptr<Transport> connection, PacketEncoder encoder);
   Value make_hello() const;
+  Value make_hello_6x() const;
+  Value make_hello_31() const;
+  std::shared_ptr<Transport> transport() const;
+  // Before any packet of the server: the stream did not start with an xpra chunk. Reads the
+  // server's plain-text line (bounded) and returns it as the error that ends the session.
+  Error plain_text_reply(std::span<const uint8_t> first, std::chrono::steady_clock::time_point deadline);
+  // Whether a failure before the server's hello means "it cannot read this packet encoder"
+  // and the session may try bencode once.
+  bool may_retry_with_bencode() const;
+  Result<void> retry_with_bencode(const Error& why);
+  void handle_encodings(const Packet& packet);
   void reader_loop();
   Result<void> handle(Packet& packet);  // an error ends the session
   Result<void> handle_hello(const Packet& packet);
@@ -196,7 +230,12 @@ class Session {
 
   SessionOptions options_;
   SessionListener& listener_;
-  std::unique_ptr<Transport> connection_;
+  const Endpoint endpoint_;
+  mutable Mutex transport_mu_;
+  std::shared_ptr<Transport> connection_ PIXPATH_GUARDED_BY(transport_mu_);
+  std::atomic<PacketEncoder> encoder_;
+  bool retried_encoder_ = false;     // reader thread only
+  bool any_packet_ = false;          // reader thread only: a packet of the server was parsed
   std::thread reader_;
   std::atomic<std::thread::id> reader_id_{};
   std::atomic<State> state_{State::Connecting};

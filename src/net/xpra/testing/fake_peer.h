@@ -96,6 +96,27 @@ class FakePeer {
     if (client_fd_ >= 0) ::shutdown(client_fd_, SHUT_RDWR);
   }
 
+  // The first client (the second, too, with refuse_second_client_with) gets `line` as plain
+  // text after its first packet and is disconnected, as a server that cannot read its packet
+  // encoder does; the next client is served as usual. Call before the client connects.
+  void refuse_first_client(std::string line) {
+    std::lock_guard lock(mu_);
+    refusals_.insert(refusals_.begin(), std::move(line));
+  }
+  void refuse_second_client_with(std::string line) {
+    std::lock_guard lock(mu_);
+    refusals_.push_back(std::move(line));
+  }
+  // The packet encoder of the refused first client's packet, and of the last packet read.
+  std::optional<PacketEncoder> first_client_encoder() {
+    std::lock_guard lock(mu_);
+    return first_encoder_;
+  }
+  std::optional<PacketEncoder> last_encoder() {
+    std::lock_guard lock(mu_);
+    return last_encoder_;
+  }
+
   // Waits for the n-th (0-based) packet of `type` from the client.
   std::optional<Value> wait_packet(const std::string& type, size_t n = 0,
                                    std::chrono::milliseconds timeout = std::chrono::seconds(5)) {
@@ -130,9 +151,43 @@ class FakePeer {
     std::unique_lock lock(mu_);
     cv_.wait_for(lock, std::chrono::seconds(5), [&] { return client_fd_ >= 0; });
   }
+  // Reads until the client's first packet (bounded), returns its encoder.
+  std::optional<PacketEncoder> first_packet_encoder(int fd) {
+    ChunkParser parser;
+    std::vector<uint8_t> buf(65536);
+    for (int i = 0; i < 200; ++i) {
+      pollfd p{fd, POLLIN, 0};
+      if (::poll(&p, 1, 10) != 1) continue;
+      ssize_t n = ::recv(fd, buf.data(), buf.size(), 0);
+      if (n <= 0) break;
+      std::vector<Packet> got;
+      (void)parser.feed({buf.data(), size_t(n)}, got);
+      if (!got.empty()) return got.front().encoder;
+    }
+    return std::nullopt;
+  }
   void run() {
     int fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
     if (fd < 0) return;
+    for (bool first = true;; first = false) {
+      std::string line;
+      {
+        std::lock_guard lock(mu_);
+        if (refusals_.empty()) break;
+        line = refusals_.front();
+        refusals_.erase(refusals_.begin());
+      }
+      auto encoder = first_packet_encoder(fd);
+      if (first) {
+        std::lock_guard lock(mu_);
+        first_encoder_ = encoder;
+      }
+      (void)::send(fd, line.data(), line.size(), MSG_NOSIGNAL);
+      ::shutdown(fd, SHUT_RDWR);
+      ::close(fd);
+      fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
+      if (fd < 0) return;
+    }
     {
       std::lock_guard lock(mu_);
       client_fd_ = fd;
@@ -154,6 +209,7 @@ class FakePeer {
         std::lock_guard lock(mu_);
         for (auto& p : got) {
           bye |= p.type == "disconnect";  // like xpra: close once the client said goodbye
+          last_encoder_ = p.encoder;
           packets_.push_back(std::move(p));
         }
       }
@@ -177,6 +233,8 @@ class FakePeer {
   std::condition_variable cv_;
   std::vector<Packet> packets_;  // guarded by mu_
   bool eof_ = false;             // guarded by mu_
+  std::vector<std::string> refusals_;                 // guarded by mu_
+  std::optional<PacketEncoder> first_encoder_, last_encoder_;  // guarded by mu_
 };
 
 }  // namespace pixpath::xpra::testing
