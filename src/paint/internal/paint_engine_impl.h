@@ -1,0 +1,205 @@
+// The paint engine's inside (include/pixpath/paint/paint_engine.h states the contract): the
+// queued items and pending acks, and PaintEngine::Impl, whose parts live one file each:
+//   paint_engine.cc          the public calls: submit (routing a draw), window events, waits, stats
+//   paint_engine_create.cc   create(): config checks, the GPU route decided once
+//   paint_engine_queue.cc    the per-window queues and their order, the UI thread's completion
+//                            of items, acks, shutdown
+//   paint_engine_workers.cc  the CPU decode workers
+//   paint_engine_gpu.cc      the GPU route: the GPU thread's batch decodes, the texture copies,
+//                            the fence watcher and the acks pending on it
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <thread>
+#include <vector>
+
+#include "pixpath/core/thread_annotations.h"
+#include "pixpath/paint/paint_engine.h"
+
+namespace pixpath::paint::internal {
+
+using Clock = std::chrono::steady_clock;
+
+inline int64_t micros(Clock::duration d) {
+  return std::chrono::duration_cast<std::chrono::microseconds>(d).count();
+}
+
+enum class Kind { Draw, WindowNew, WindowResize, WindowLost };
+
+// How a jpeg/jpega draw is decoded (GpuMode::Off: always Cpu).
+enum class Route { Cpu, GpuTexture, GpuHost };
+enum class GpuMode { Off, Texture, Host };
+
+enum class State {
+  Queued,          // waiting for a worker (private decode)
+  Decoding,        // a worker has it
+  DirectPending,   // waiting for the UI thread to open a direct target
+  DirectStarting,  // the UI thread is opening the target
+  DirectDecoding,  // queued for / in a worker, writing into the target
+  Ready,           // the UI thread may complete it
+};
+
+// One queued event or draw. Fields below `state` are written by whoever owns the item in its
+// current state (worker while Decoding/DirectDecoding, UI thread otherwise); ownership passes
+// with `state`, which is only read and written under the engine mutex.
+struct Item {
+  Kind kind = Kind::Draw;
+  int64_t wid = 0;
+  int w = 0, h = 0;
+  DrawPacket packet;
+  Clock::time_point received;
+  const codecs::Decoder* decoder = nullptr;
+  bool direct = false;
+  State state = State::Ready;
+  bool counted = false;  // in Impl::stats.queued_* (guarded by the engine mutex)
+  uint64_t counted_bytes = 0;
+  std::optional<std::string> skip;  // ack 0 with this reason (guarded by the engine mutex)
+  Picture picture;
+  std::optional<Error> error;
+  DirectTarget target;
+  Clock::time_point decode_start{}, decode_end{};
+  Route route = Route::Cpu;
+  std::string_view decoder_used = "cpu";
+};
+using ItemPtr = std::shared_ptr<Item>;
+
+// An acknowledgement waiting for the GPU (fence set), or queued behind one of its window.
+struct PendingAck {
+  ItemPtr item;
+  std::shared_ptr<const GpuFence> fence;  // null: painted already, only ordered behind
+  int64_t decode_code = 1;
+  std::string message;
+  int64_t paint_us = 0;
+  bool signalled = false;  // guarded by the engine mutex
+  Clock::time_point done_at{};
+  std::optional<Error> fence_error;
+};
+using PendingPtr = std::shared_ptr<PendingAck>;
+
+// Whether the GPU decoder can take this draw (jpeg, or jpega with its alpha offset; painted
+// as is: no delta/store, no scaling).
+bool gpu_codable(const DrawPacket& p);
+
+}  // namespace pixpath::paint::internal
+
+namespace pixpath::paint {
+
+struct PaintEngine::Impl {
+  using Clock = internal::Clock;
+  using Kind = internal::Kind;
+  using Route = internal::Route;
+  using GpuMode = internal::GpuMode;
+  using State = internal::State;
+  using Item = internal::Item;
+  using ItemPtr = internal::ItemPtr;
+  using PendingAck = internal::PendingAck;
+  using PendingPtr = internal::PendingPtr;
+
+  Backing& backing;
+  PaintEngineConfig config;
+  const PixelFormat format;
+
+  mutable Mutex mu;
+  std::condition_variable_any work_cv;  // workers wait here
+  std::condition_variable_any ui_cv;    // wait_for_work waits here
+  bool stopping PIXPATH_GUARDED_BY(mu) = false;
+  bool shut_down PIXPATH_GUARDED_BY(mu) = false;
+  bool ui_work PIXPATH_GUARDED_BY(mu) = false;  // something for the UI thread arrived
+  int busy_workers PIXPATH_GUARDED_BY(mu) = 0;
+  std::map<int64_t, std::deque<ItemPtr>> queues PIXPATH_GUARDED_BY(mu);
+  std::deque<ItemPtr> work PIXPATH_GUARDED_BY(mu);
+  PaintEngineStats stats PIXPATH_GUARDED_BY(mu);
+  std::vector<std::thread> workers;
+
+  // GPU route (fixed after create()).
+  GpuMode gpu_mode = GpuMode::Off;
+  std::shared_ptr<const GpuDrawDecoder> gpu;
+  // Acks in delivery order (FIFO: all copies go through one stream, so fences signal in order).
+  std::deque<PendingPtr> pending PIXPATH_GUARDED_BY(mu);
+  std::deque<PendingPtr> to_watch PIXPATH_GUARDED_BY(mu);  // fences for the watcher thread
+  bool watcher_stop PIXPATH_GUARDED_BY(mu) = false;
+  std::condition_variable_any watcher_cv;
+  std::thread watcher;
+  // The GPU thread (GpuMode::Texture): GPU-routed draws wait here, not in `work`.
+  std::deque<ItemPtr> gpu_work PIXPATH_GUARDED_BY(mu);
+  std::condition_variable_any gpu_cv;
+  std::thread gpu_thread;
+
+  // UI thread only.
+  std::map<int64_t, DeltaBuckets> buckets;
+  std::map<int64_t, int> pending_per_window;     // acks of a window in `pending`
+  bool ack_in_place = false;                     // finish() acks at once (deliver_pending)
+  std::map<int64_t, uint32_t> registered_textures;  // window -> texture given to the GPU decoder
+
+  // Queue-full log rate limiting (guarded by mu).
+  Clock::time_point last_full_log PIXPATH_GUARDED_BY(mu){};
+  int64_t full_since_log PIXPATH_GUARDED_BY(mu) = 0;
+
+  Impl(Backing& b, PaintEngineConfig c) : backing(b), config(std::move(c)), format(b.format()) {}
+
+  // ---- paint_engine_queue.cc: the queues, the UI thread's side, acks, shutdown
+  void notify_ui() PIXPATH_REQUIRES(mu) { ui_work = true; }
+  void wake_ui();
+  void log(std::string_view line);
+  // Under mu: the reason a draw of `bytes` cannot be queued now, if it cannot.
+  std::optional<std::string> queue_full(uint64_t bytes) PIXPATH_REQUIRES(mu);
+  void enqueue(ItemPtr item);
+  void ack(const Item& item, int64_t decode_time_us, std::string message, int64_t paint_us,
+           Clock::time_point now = Clock::now());
+  void window_event_error(const Error& e);
+  // UI thread: the item is at the head of its window's queue and ready.
+  void complete(Item& item);
+  void complete_draw(Item& item);
+  // UI thread: acks now, or behind the window's outstanding GPU acks.
+  void finish(Item& item, int64_t code, std::string message, int64_t paint_us);
+  bool is_idle() const PIXPATH_REQUIRES(mu);
+  void drain_release_domain();
+  int run_ui_once();
+  void start_direct(const ItemPtr& item);
+  void shutdown();
+
+  // ---- paint_engine_workers.cc: the CPU decode workers
+  void worker_loop();
+  void decode(Item& item);
+  // A CPU decode of a draw the GPU failed after its worker was done (UI thread; rare).
+  void redo_on_cpu(Item& item, const Error& e);
+
+  // ---- paint_engine_gpu.cc: the GPU route
+  // The GPU thread: takes every GPU-routed draw waiting (at most config.gpu_max_batch) and
+  // decodes them in one decode_batch_to_device call, so draws arriving together (several
+  // windows updating at once, or a burst of one) share the hardware JPEG engines as one batch;
+  // one draw alone is decoded alone, with no waiting for company. Pictures the GPU failed go to
+  // the workers, for the CPU.
+  void gpu_loop();
+  void decode_gpu_batch(std::vector<ItemPtr>& batch);
+  GpuDecodeParams gpu_params(const DrawPacket& p) const;
+  void gpu_failed(Item& item, const Error& e);
+  // Worker: the GPU part of a GpuHost draw (GpuTexture draws go to the GPU thread); false when
+  // it must be decoded on the CPU.
+  bool decode_gpu_to_host(Item& item);
+  // UI thread, texture route: registers a new or resized window's texture with the GPU decoder
+  // now rather than at its first GPU draw. A failure is left to that draw (which registers
+  // again, or goes to the CPU). The texture is remembered either way: a failure after the
+  // registration (the first map) still leaves one for forget_texture() to drop.
+  void prepare_window_texture(int64_t wid);
+  void forget_window_texture(int64_t wid);
+  // UI thread: whether a ready item goes into this run's texture copy.
+  bool gpu_copy_ready(const Item& item);
+  // UI thread: one copy_to_textures call for the draws collected in `batch` (any windows).
+  // Returns how many were completed here (painted on the CPU after a failed copy).
+  int flush_copies(std::vector<ItemPtr>& batch);
+  // Watcher thread: sleeps on each fence in turn, stamps the time, wakes the UI thread.
+  void watcher_loop();
+  // UI thread: delivers the acks whose turn has come. Returns how many.
+  int deliver_pending();
+};
+
+}  // namespace pixpath::paint
