@@ -344,7 +344,7 @@ Result<void> Session::handle_challenge(const Packet& p) {
   Value caps = make_hello();
   caps.set("challenge_response", answer.response);
   caps.set("challenge_client_salt", answer.client_salt);
-  log("answering the server's password challenge (hmac+sha256)");
+  log("answering the server's password challenge (" + answer.digest + ")");
   return send_packet(Value::list({"hello", caps}));
 }
 

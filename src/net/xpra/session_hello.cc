@@ -63,9 +63,10 @@ Value Session::make_hello() const {
   } else {
     caps.set("encoding.supports_delta", Value::list({}));
   }
-  // Authentication: only HMAC-SHA256, for both the response and the salt combination.
-  caps.set("digest", Value::string_list({"hmac+sha256"}));
-  caps.set("salt-digest", Value::string_list({"hmac+sha256"}));
+  // Authentication: HMAC only (auth.h), for both the response and the salt combination.
+  const std::vector<std::string> digests(kSupportedDigests.begin(), kSupportedDigests.end());
+  caps.set("digest", Value::string_list(digests));
+  caps.set("salt-digest", Value::string_list(digests));
   if (o.extra_caps.is_dict()) {
     for (const auto& [k, v] : o.extra_caps.as_dict()) {
       if (k.is_bytes()) caps.set(k.as_view(), v);
