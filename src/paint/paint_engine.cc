@@ -11,6 +11,7 @@
 
 #include "internal/draw_decoding.h"
 #include "pixpath/codecs/registry.h"
+#include "pixpath/core/log.h"
 #include "pixpath/core/thread_annotations.h"
 
 namespace pixpath::paint {
@@ -154,11 +155,12 @@ struct PaintEngine::Impl {
     if (config.wakeup) config.wakeup();
   }
 
+  // Every line here is a refused draw: a warning in the pixpath log (core/log.h).
   void log(std::string_view line) {
     if (config.log)
       config.log(line);
     else
-      std::fprintf(stderr, "pixpath paint: %.*s\n", int(line.size()), line.data());
+      log_line(LogLevel::Warning, "paint: " + std::string(line));
   }
 
   // Under mu: the reason a draw of `bytes` cannot be queued now, if it cannot.
