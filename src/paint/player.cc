@@ -7,7 +7,7 @@
 #include "internal/latency.h"
 #include "pixpath/core/counters.h"
 #include "pixpath/paint/paint_engine.h"
-#include "pixpath/paint/png_file.h"
+#include "pixpath/codecs/image_io.h"
 #include "pixpath/paint/recording.h"
 
 namespace pixpath::paint {
@@ -48,7 +48,7 @@ struct Samples {
 
 Result<void> snapshot_to(Backing& backing, int64_t wid, const std::string& path) {
   PIXPATH_TRY(std::vector<uint8_t> png, snapshot_png(backing, wid));
-  return write_file(path, png);
+  return codecs::write_file(path, png);
 }
 
 }  // namespace
