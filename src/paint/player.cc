@@ -4,7 +4,6 @@
 #include <filesystem>
 #include <map>
 
-#include "internal/latency.h"
 #include "pixpath/core/counters.h"
 #include "pixpath/paint/paint_engine.h"
 #include "pixpath/codecs/image_io.h"
@@ -38,10 +37,10 @@ struct Samples {
     }
   }
   CodingStats finish() {
-    stats.queue = internal::summarize(std::move(queue));
-    stats.decode = internal::summarize(std::move(decode));
-    stats.paint = internal::summarize(std::move(paint));
-    stats.total = internal::summarize(std::move(total));
+    stats.queue = summarize_latency(std::move(queue));
+    stats.decode = summarize_latency(std::move(decode));
+    stats.paint = summarize_latency(std::move(paint));
+    stats.total = summarize_latency(std::move(total));
     return stats;
   }
 };
