@@ -1,7 +1,5 @@
 #include "pixpath/client/client_pipeline.h"
 
-#include <cstdio>
-
 namespace pixpath::client {
 
 using Clock = std::chrono::steady_clock;
@@ -14,15 +12,9 @@ Result<std::unique_ptr<ClientPipeline>> ClientPipeline::start(paint::Backing& ba
   ClientPipelineOptions& o = p->options_;
   apply_limits(o.limits, o.session);
   apply_limits(o.limits, o.engine);
-  if (!o.engine.log) {
-    if (o.session.log) {
-      o.engine.log = o.session.log;
-    } else {
-      o.engine.log = [](std::string_view l) {
-        std::fprintf(stderr, "pixpath: %.*s\n", int(l.size()), l.data());
-      };
-    }
-  }
+  // One hook for both when only the session's is set; with neither, both go to the pixpath
+  // log (core/log.h) at their lines' levels.
+  if (!o.engine.log && o.session.log) o.engine.log = o.session.log;
   p->user_ack_ = std::move(o.engine.on_ack);
   ClientPipeline* raw = p.get();
   o.engine.on_ack = [raw](const DamageAck& a, const paint::PaintReport& r) {

@@ -136,13 +136,20 @@ Result<Picture> read_image(std::span<const uint8_t> bytes, const std::optional<R
   return std::move(r.picture);
 }
 
-Result<std::vector<uint8_t>> read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    return codec_error("file", ErrorCode::Io, "read", path + ": " + std::strerror(errno));
+Result<std::vector<uint8_t>> read_file(const std::string& path, size_t max_bytes) {
+  std::unique_ptr<FILE, int (*)(FILE*)> f(std::fopen(path.c_str(), "rb"), &std::fclose);
+  if (!f) return codec_error("file", ErrorCode::Io, "read", path + ": " + std::strerror(errno));
+  std::vector<uint8_t> data;
+  uint8_t buf[1 << 16];
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof buf, f.get())) > 0) {
+    if (n > max_bytes - data.size()) {
+      return codec_error("file", ErrorCode::LimitExceeded, "read",
+                         path + ": larger than " + std::to_string(max_bytes) + " bytes");
+    }
+    data.insert(data.end(), buf, buf + n);
   }
-  std::vector<uint8_t> data((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (in.bad()) return codec_error("file", ErrorCode::Io, "read", path + ": read error");
+  if (std::ferror(f.get())) return codec_error("file", ErrorCode::Io, "read", path + ": read error");
   return data;
 }
 
@@ -160,6 +167,25 @@ Result<Picture> read_image_file(const std::string& path, const std::optional<Raw
   auto pic = read_image(data, raw);
   if (!pic.ok()) return pic.error().within(pic.error().subject(), path + ": " + pic.error().stage());
   return pic;
+}
+
+Result<Picture> read_image_as(std::span<const uint8_t> bytes, PixelFormat format) {
+  PIXPATH_TRY(Picture pic, read_image(bytes));
+  if (pic.format() == format) return pic;
+  PIXPATH_TRY(Picture out, Picture::allocate(format, pic.width(), pic.height()));
+  PIXPATH_TRY(ConstPictureView src, pic.read());
+  PIXPATH_TRY(PictureView dst, out.write());
+  PIXPATH_CHECK(convert_pixels(src, dst));
+  return out;
+}
+
+Result<std::vector<uint8_t>> encode_png(const ConstPictureView& picture, int level) {
+  const Encoder* e = CodecRegistry::builtin().encoder("png");
+  if (!e) return codec_error("png", ErrorCode::Unsupported, "encode", "no png encoder registered");
+  EncodeParams p;
+  p.level = level;
+  PIXPATH_TRY(EncodedPicture enc, e->encode(picture, p));
+  return std::move(enc.data);
 }
 
 Result<std::vector<uint8_t>> encode_pnm(const ConstPictureView& picture, bool pam) {
@@ -197,11 +223,7 @@ Result<std::vector<uint8_t>> encode_pnm(const ConstPictureView& picture, bool pa
 Result<void> write_image_file(const std::string& path, const ConstPictureView& picture) {
   std::vector<uint8_t> bytes;
   if (ends_with(path, ".png")) {
-    const Encoder* e = CodecRegistry::builtin().encoder("png");
-    EncodeParams p;
-    p.level = 6;
-    PIXPATH_TRY(EncodedPicture enc, e->encode(picture, p));
-    bytes = std::move(enc.data);
+    PIXPATH_TRY(bytes, encode_png(picture));
   } else if (ends_with(path, ".ppm") || ends_with(path, ".pgm") || ends_with(path, ".pnm")) {
     PIXPATH_TRY(bytes, encode_pnm(picture, false));
   } else if (ends_with(path, ".pam")) {

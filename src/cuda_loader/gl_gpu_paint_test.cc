@@ -12,7 +12,7 @@
 
 #include "gpu_paint_support.h"
 #include "pixpath/codecs/registry.h"
-#include "pixpath/paint/png_file.h"
+#include "pixpath/codecs/image_io.h"
 
 namespace pixpath::gl {
 namespace {
@@ -86,7 +86,7 @@ std::string screen_recording(int draws) {
   if (const char* dir = std::getenv("PIXPATH_SCREEN_JPEGS")) {
     for (const char* f : {"screen4k_q50_420.jpg", "screen1080_q50_420.jpg", "screen4k_q70_420_rst2.jpg",
                           "screen4k_q90_444.jpg", "crop_512x512_q50_420.jpg"}) {
-      auto bytes = paint::read_file(std::string(dir) + "/" + f);
+      auto bytes = codecs::read_file(std::string(dir) + "/" + f);
       if (bytes.ok()) jpegs.push_back(std::move(bytes).value());
     }
   }

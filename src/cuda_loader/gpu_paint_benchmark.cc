@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "gpu_paint_support.h"
-#include "pixpath/paint/png_file.h"
+#include "pixpath/codecs/image_io.h"
 
 using namespace pixpath;
 
@@ -77,7 +77,7 @@ int main(int argc, char** argv) {
     std::vector<std::vector<uint8_t>> jpegs;
     std::vector<std::pair<int, int>> sizes;
     for (const auto& f : files) {
-      auto b = paint::read_file(f);
+      auto b = codecs::read_file(f);
       if (!b.ok()) return std::fprintf(stderr, "%s\n", b.error().message().c_str()), 1;
       sizes.push_back(gl::testing::jpeg_size(*b));
       std::printf("%s: %dx%d, %zu bytes\n", f.c_str(), sizes.back().first, sizes.back().second, b->size());

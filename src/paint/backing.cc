@@ -1,13 +1,29 @@
 #include "pixpath/paint/backing.h"
 
-#include "pixpath/paint/png_file.h"
+#include "pixpath/codecs/image_io.h"
 
 namespace pixpath::paint {
+namespace {
+
+// A window's alpha bytes carry nothing to show: read them as X bytes (same layout), so the
+// snapshot is an opaque RGB PNG whatever order the backing stores.
+PixelFormat without_alpha(PixelFormat f) {
+  switch (f) {
+    case PixelFormat::RGBA: return PixelFormat::RGBX;
+    case PixelFormat::BGRA: return PixelFormat::BGRX;
+    case PixelFormat::ARGB: return PixelFormat::XRGB;
+    case PixelFormat::ABGR: return PixelFormat::XBGR;
+    default: return f;
+  }
+}
+
+}  // namespace
 
 Result<std::vector<uint8_t>> snapshot_png(Backing& backing, int64_t wid) {
   PIXPATH_TRY(Picture pic, backing.snapshot(wid));
   PIXPATH_TRY(ConstPictureView v, pic.read());
-  return encode_png(v);
+  v.format = without_alpha(v.format);
+  return codecs::encode_png(v);
 }
 
 }  // namespace pixpath::paint

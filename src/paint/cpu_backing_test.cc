@@ -7,7 +7,7 @@
 
 #include "paint/test_support.h"
 #include "pixpath/core/counters.h"
-#include "pixpath/paint/png_file.h"
+#include "pixpath/codecs/image_io.h"
 
 namespace pixpath::paint {
 namespace {
@@ -151,7 +151,7 @@ TEST(CpuBacking, SnapshotPngRoundTrips) {
   ASSERT_TRUE(b.paint(5, 0, 0, bgrx_picture(7, 3, coords)).ok());
   auto png = snapshot_png(b, 5);
   ASSERT_TRUE(png.ok()) << png.error().message();
-  auto rgba = decode_png_rgba(*png);
+  auto rgba = codecs::read_image_as(*png, PixelFormat::RGBA);
   ASSERT_TRUE(rgba.ok()) << rgba.error().message();
   ASSERT_EQ(rgba->width(), 7);
   auto v = rgba->read();

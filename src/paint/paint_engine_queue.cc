@@ -2,9 +2,10 @@
 // past the queue limits, the completion of ready items (window events, paints, delta buckets),
 // the direct targets, the acks, and shutdown.
 #include <algorithm>
-#include <cstdio>
+#include <string>
 
 #include "internal/paint_engine_impl.h"
+#include "pixpath/core/log.h"
 
 namespace pixpath::paint {
 

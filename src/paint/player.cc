@@ -4,10 +4,9 @@
 #include <filesystem>
 #include <map>
 
-#include "internal/latency.h"
 #include "pixpath/core/counters.h"
 #include "pixpath/paint/paint_engine.h"
-#include "pixpath/paint/png_file.h"
+#include "pixpath/codecs/image_io.h"
 #include "pixpath/paint/recording.h"
 
 namespace pixpath::paint {
@@ -38,17 +37,17 @@ struct Samples {
     }
   }
   CodingStats finish() {
-    stats.queue = internal::summarize(std::move(queue));
-    stats.decode = internal::summarize(std::move(decode));
-    stats.paint = internal::summarize(std::move(paint));
-    stats.total = internal::summarize(std::move(total));
+    stats.queue = summarize_latency(std::move(queue));
+    stats.decode = summarize_latency(std::move(decode));
+    stats.paint = summarize_latency(std::move(paint));
+    stats.total = summarize_latency(std::move(total));
     return stats;
   }
 };
 
 Result<void> snapshot_to(Backing& backing, int64_t wid, const std::string& path) {
   PIXPATH_TRY(std::vector<uint8_t> png, snapshot_png(backing, wid));
-  return write_file(path, png);
+  return codecs::write_file(path, png);
 }
 
 }  // namespace

@@ -9,7 +9,7 @@
 
 #include "paint/test_support.h"
 #include "pixpath/paint/cpu_backing.h"
-#include "pixpath/paint/png_file.h"
+#include "pixpath/codecs/image_io.h"
 #include "pixpath/paint/recording.h"
 
 namespace pixpath::paint {
@@ -121,9 +121,9 @@ TEST(Player, SnapshotOfAPlayedRecordingEqualsTheReference) {
     EXPECT_EQ(j["all"]["painted"], 5);
     EXPECT_EQ(j["all"]["errors"], 0);
     EXPECT_EQ(j["snapshots"].size(), 2u);
-    auto png = read_file(opt.snapshot_dir + "/window-1.png");
+    auto png = codecs::read_file(opt.snapshot_dir + "/window-1.png");
     ASSERT_TRUE(png.ok());
-    auto pic = decode_png_rgba(*png);
+    auto pic = codecs::read_image_as(*png, PixelFormat::RGBA);
     ASSERT_TRUE(pic.ok());
     ASSERT_EQ(pic->width(), rw);
     ASSERT_EQ(pic->height(), rh);
@@ -195,10 +195,10 @@ TEST(Player, SampleRecordingMatchesItsReferencePictures) {
     const std::string wid = name.substr(14, name.size() - 14 - 4);
     std::string snap = opt.snapshot_dir + "/window-" + wid + ".png";
     if (!fs::exists(snap)) snap = opt.snapshot_dir + "/window-" + wid + "-lost-1.png";
-    auto want = decode_png_rgba(*read_file(entry.path().string()));
-    auto got_bytes = read_file(snap);
+    auto want = codecs::read_image_as(*codecs::read_file(entry.path().string()), PixelFormat::RGBA);
+    auto got_bytes = codecs::read_file(snap);
     ASSERT_TRUE(got_bytes.ok()) << snap;
-    auto got = decode_png_rgba(*got_bytes);
+    auto got = codecs::read_image_as(*got_bytes, PixelFormat::RGBA);
     ASSERT_TRUE(want.ok() && got.ok());
     ASSERT_EQ(want->width(), got->width()) << name;
     ASSERT_EQ(want->height(), got->height()) << name;

@@ -4,7 +4,7 @@
 #include <cstring>
 #include <limits>
 
-#include "pixpath/paint/png_file.h"
+#include "pixpath/codecs/image_io.h"
 
 namespace pixpath::paint {
 namespace {
@@ -258,7 +258,7 @@ Result<RecordingReader> RecordingReader::from_bytes(SharedBytes bytes, Recording
 }
 
 Result<RecordingReader> RecordingReader::open(const std::string& path, RecordingLimits limits) {
-  PIXPATH_TRY(std::vector<uint8_t> bytes, read_file(path, limits.max_file_bytes));
+  PIXPATH_TRY(std::vector<uint8_t> bytes, codecs::read_file(path, limits.max_file_bytes));
   auto r = from_bytes(SharedBytes::adopt(std::move(bytes)), limits);
   if (!r.ok()) return r.error().within(path, "open recording");
   return r;

@@ -1,10 +1,12 @@
 // pixpath: the command-line client. See `pixpath --help`.
+#include <cstdint>
 #include <cstdio>
 #include <string>
 
 #include <CLI/CLI.hpp>
 
 #include "commands.h"
+#include "pixpath/core/log.h"
 #if PIXPATH_HAVE_GL
 #include "pixpath/gl/gl_backing.h"
 #endif
@@ -16,6 +18,20 @@ int main(int argc, char** argv) {
       "backings."};
   app.set_version_flag("--version", "pixpath " PIXPATH_VERSION);
   app.require_subcommand(1);
+  // The library's diagnostics on stderr (pixpath/core/log.h); valid before or after the
+  // subcommand (fallthrough). The commands' own output and error lines are not affected.
+  app.fallthrough();
+  CLI::Option* verbose = app.add_flag_function(
+      "-v,--verbose",
+      [](std::int64_t n) {
+        pixpath::set_log_threshold(n >= 2 ? pixpath::LogLevel::Trace : pixpath::LogLevel::Debug);
+      },
+      "More library diagnostics on stderr: -v adds debug lines, -vv trace lines (default: "
+      "errors, warnings and info)");
+  app.add_flag_callback(
+         "-q,--quiet", [] { pixpath::set_log_threshold(pixpath::LogLevel::Error); },
+         "Only the library's error lines on stderr (no warnings or info)")
+      ->excludes(verbose);
   int exit_code = 0;
 #if PIXPATH_HAVE_GL
   pixpath::gl::register_gl_backings();  // "gl" (headless EGL) and "gl-window" (X11)

@@ -24,7 +24,7 @@
 #include "pixpath/net/xpra/session.h"
 #include "pixpath/paint/backing_registry.h"
 #include "pixpath/paint/paint_engine.h"
-#include "pixpath/paint/png_file.h"
+#include "pixpath/codecs/image_io.h"
 #include "pixpath/paint/recording.h"
 
 namespace pixpath::tools {
@@ -263,7 +263,7 @@ class ViewerListener final : public xpra::SessionListener {
 // Writes via a temporary name and a rename, so readers never see half a file.
 Result<void> write_atomically(const std::string& path, const std::vector<uint8_t>& bytes) {
   const std::string tmp = path + ".tmp";
-  PIXPATH_CHECK(paint::write_file(tmp, bytes));
+  PIXPATH_CHECK(codecs::write_file(tmp, bytes));
   std::error_code ec;
   std::filesystem::rename(tmp, path, ec);
   if (ec) return Error(ErrorCode::Io, path, "rename snapshot", ec.message());

@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "pixpath/core/picture.h"
-#include "pixpath/paint/png_file.h"
+#include "pixpath/codecs/image_io.h"
 #include "support/processes.h"
 
 namespace pixpath::testing {
@@ -76,9 +76,9 @@ inline bool capture_x_window(int display, const std::string& xid, const std::str
 
 // An RGBA picture from a PNG file.
 inline std::optional<Picture> load_png(const std::string& path) {
-  auto bytes = paint::read_file(path);
+  auto bytes = codecs::read_file(path);
   if (!bytes.ok()) return std::nullopt;
-  auto pic = paint::decode_png_rgba(*bytes);
+  auto pic = codecs::read_image_as(*bytes, PixelFormat::RGBA);
   if (!pic.ok()) return std::nullopt;
   return std::move(*pic);
 }

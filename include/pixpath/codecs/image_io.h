@@ -1,5 +1,7 @@
-// Picture files for the command line and the tests: read JPEG, PNG, WebP, PPM/PGM/PAM or raw
-// rgb bytes into a Picture; write PNG, PPM or PAM.
+// Picture files for the command line, snapshots and the tests: read JPEG, PNG, WebP,
+// PPM/PGM/PAM or raw rgb bytes into a Picture; write PNG, PPM or PAM; whole-file reads and
+// writes. The one PNG writer of pixpath is the registry's "png" encoder (encode_png).
+// Threading: stateless; call from any thread.
 //
 // Reading uses the registry's decoders with their default limits (DecodeLimits), so a file is
 // as untrusted as a packet. The format is recognised by content (JPEG SOI, PNG signature,
@@ -7,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <span>
 #include <string>
@@ -32,14 +35,24 @@ Result<Picture> read_image(std::span<const uint8_t> bytes,
                            const std::optional<RawImageSpec>& raw = std::nullopt);
 Result<Picture> read_image_file(const std::string& path,
                                 const std::optional<RawImageSpec>& raw = std::nullopt);
+// read_image, then converted to `format` (any packed RGB order or GRAY8; converting to a
+// format with alpha gives opaque pixels where the file has none). For comparing pictures.
+Result<Picture> read_image_as(std::span<const uint8_t> bytes, PixelFormat format);
 
 // PPM (P6, from RGB), PGM (P5, from GRAY8) or PAM (P7: GRAYSCALE, RGB or RGB_ALPHA). Other
 // packed formats are converted first (to RGBA when they have alpha, else RGB).
 Result<std::vector<uint8_t>> encode_pnm(const ConstPictureView& picture, bool pam);
+// PNG with the registry's "png" encoder (packed RGB orders and GRAY8; alpha is kept when the
+// format has it) at zlib `level` (0-9).
+Result<std::vector<uint8_t>> encode_png(const ConstPictureView& picture, int level = 6);
 // Writes by the extension: .png, .ppm/.pgm/.pnm, .pam.
 Result<void> write_image_file(const std::string& path, const ConstPictureView& picture);
 
-Result<std::vector<uint8_t>> read_file(const std::string& path);
+// A whole file; ErrorCode::LimitExceeded (nothing returned) when it is larger than
+// `max_bytes`, ErrorCode::Io when it cannot be read.
+Result<std::vector<uint8_t>> read_file(const std::string& path,
+                                       size_t max_bytes = std::numeric_limits<size_t>::max());
+// Creates or truncates `path` and writes `bytes`; ErrorCode::Io on any failure.
 Result<void> write_file(const std::string& path, std::span<const uint8_t> bytes);
 
 }  // namespace pixpath::codecs

@@ -154,7 +154,8 @@ struct PaintEngineConfig {
   // Flood protection (see the header comment); 0 = no limit.
   int max_queued_draws = 1024;
   uint64_t max_queued_bytes = uint64_t{512} << 20;
-  // One log line (no trailing newline), from any thread; null: stderr.
+  // One log line (no trailing newline), from any thread; null: the pixpath log
+  // (core/log.h), as warnings.
   std::function<void(std::string_view)> log;
 };
 

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "pixpath/core/latency_summary.h"
 #include "pixpath/core/result.h"
 #include "pixpath/paint/backing.h"
 #include "pixpath/paint/paint_engine.h"
@@ -47,12 +48,8 @@ struct PlayOptions {
   std::function<void(const PlayProgress&)> progress;  // about every 100 ms and at the end
 };
 
-// Microseconds.
-struct LatencySummary {
-  int64_t count = 0;
-  int64_t p50 = 0, p90 = 0, p99 = 0, max = 0;
-  double mean = 0;
-};
+// Microseconds (core/latency_summary.h).
+using pixpath::LatencySummary;
 
 struct CodingStats {
   std::string coding;  // "all" for the totals

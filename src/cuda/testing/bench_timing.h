@@ -11,7 +11,10 @@
 #include <fstream>
 #include <functional>
 #include <iterator>
+#include <span>
 #include <vector>
+
+#include "pixpath/core/latency_summary.h"
 
 namespace pixpath::cuda::testing {
 
@@ -21,10 +24,12 @@ struct Stats {
   double p50 = 0, p10 = 0, p90 = 0;  // ms; -1 when the run failed or was empty
 };
 
+// Nearest-rank percentiles (core/latency_summary.h).
 inline Stats percentiles(std::vector<double> ms) {
   if (ms.empty()) return {-1, -1, -1};
   std::sort(ms.begin(), ms.end());
-  return {ms[ms.size() / 2], ms[ms.size() / 10], ms[ms.size() * 9 / 10]};
+  const std::span<const double> sorted(ms);
+  return {nearest_rank(sorted, 0.5), nearest_rank(sorted, 0.1), nearest_rank(sorted, 0.9)};
 }
 
 // `warmup` untimed calls, then `iters` timed ones; any call returning false fails the run.

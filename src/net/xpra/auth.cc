@@ -10,8 +10,8 @@
 #include <iterator>
 
 #include <fmt/format.h>
-
-#include "net/xpra/internal/sha256.h"
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
 
 namespace pixpath::xpra {
 namespace {
@@ -24,7 +24,50 @@ Error auth_error(ErrorCode code, std::string reason) {
   return Error(code, "xpra", "authenticate", std::move(reason));
 }
 
+std::string to_hex(std::span<const uint8_t> bytes) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(bytes.size() * 2);
+  for (uint8_t b : bytes) {
+    out.push_back(kHex[b >> 4]);
+    out.push_back(kHex[b & 15]);
+  }
+  return out;
+}
+
+// The OpenSSL digest for one of kSupportedDigests, or null.
+const EVP_MD* hmac_md(std::string_view digest) {
+  if (digest == "hmac+sha512") return EVP_sha512();
+  if (digest == "hmac+sha384") return EVP_sha384();
+  if (digest == "hmac+sha256") return EVP_sha256();
+  if (digest == "hmac+sha224") return EVP_sha224();
+  if (digest == "hmac+sha1") return EVP_sha1();
+  return nullptr;
+}
+
+std::string supported_list() {
+  return fmt::format("{}", fmt::join(kSupportedDigests, ", "));
+}
+
 }  // namespace
+
+Result<std::string> hmac_hex(std::string_view digest, std::span<const uint8_t> key,
+                             std::span<const uint8_t> message) {
+  const EVP_MD* md = hmac_md(digest);
+  if (!md) {
+    return auth_error(ErrorCode::Unsupported,
+                      fmt::format("digest '{}' is not one of {}", digest, supported_list()));
+  }
+  std::array<uint8_t, EVP_MAX_MD_SIZE> out{};
+  unsigned int out_len = 0;
+  // HMAC() accepts a null key pointer only with length 0; keep it non-null regardless.
+  static const uint8_t kEmpty = 0;
+  if (!HMAC(md, key.empty() ? &kEmpty : key.data(), int(key.size()), message.data(),
+            message.size(), out.data(), &out_len)) {
+    return auth_error(ErrorCode::Internal, fmt::format("OpenSSL HMAC ({}) failed", digest));
+  }
+  return to_hex(std::span<const uint8_t>(out.data(), out_len));
+}
 
 Result<std::string> load_password(const PasswordSource& source) {
   if (!source.literal.empty()) return source.literal;
@@ -70,17 +113,15 @@ Result<ChallengeAnswer> answer_challenge(const Value& packet, std::string_view p
     }
   }
   std::string actual_digest = digest.substr(0, digest.find(':'));
-  if (actual_digest != "hmac+sha256") {
+  if (!hmac_md(actual_digest)) {
     return auth_error(ErrorCode::Unsupported,
-                      fmt::format("server asks for digest '{}'; pixpath only answers "
-                                  "'hmac+sha256'",
-                                  digest));
+                      fmt::format("server asks for digest '{}'; pixpath only answers {}", digest,
+                                  supported_list()));
   }
-  if (salt_digest != "hmac+sha256") {
+  if (!hmac_md(salt_digest)) {
     return auth_error(ErrorCode::Unsupported,
-                      fmt::format("server asks for salt digest '{}'; pixpath only answers "
-                                  "'hmac+sha256'",
-                                  salt_digest));
+                      fmt::format("server asks for salt digest '{}'; pixpath only answers {}",
+                                  salt_digest, supported_list()));
   }
   if (server_salt.size() < 16) {
     return auth_error(ErrorCode::Protocol,
@@ -93,11 +134,11 @@ Result<ChallengeAnswer> answer_challenge(const Value& packet, std::string_view p
       return auth_error(ErrorCode::Internal, "getrandom failed");
     }
     // Hex text keeps the salt intact through the server's str/bytes conversions.
-    client_salt = internal::to_hex(random);
+    client_salt = to_hex(random);
   }
-  auto salt = internal::to_hex(internal::hmac_sha256(as_span(client_salt), server_salt.span()));
-  auto response = internal::to_hex(internal::hmac_sha256(as_span(password), as_span(salt)));
-  return ChallengeAnswer{std::move(response), std::move(client_salt)};
+  PIXPATH_TRY(std::string salt, hmac_hex(salt_digest, as_span(client_salt), server_salt.span()));
+  PIXPATH_TRY(std::string response, hmac_hex(actual_digest, as_span(password), as_span(salt)));
+  return ChallengeAnswer{std::move(response), std::move(client_salt), std::move(actual_digest)};
 }
 
 }  // namespace pixpath::xpra

@@ -88,18 +88,18 @@ Session::~Session() {
   if (reader_.joinable()) {
     if (on_reader_thread()) {
       // Documented misuse; avoid self-join.
-      std::fputs("pixpath xpra: Session destroyed on its own reader thread\n", stderr);
+      log_line(LogLevel::Error, "xpra: Session destroyed on its own reader thread (aborting)");
       std::abort();
     }
     (void)disconnect("client exit");
   }
 }
 
-void Session::log(std::string_view line) const {
+void Session::log(LogLevel level, std::string_view line) const {
   if (options_.log) {
     options_.log(line);
   } else {
-    std::fprintf(stderr, "pixpath xpra: %.*s\n", int(line.size()), line.data());
+    PIXPATH_LOG(level, "xpra: {}", line);
   }
 }
 
@@ -123,7 +123,7 @@ Result<void> Session::send_packet(const Value& packet) {
       }
     }
     send_failed_ = true;
-    if (first) log("send failed, ending the session: " + sent.error().message());
+    if (first) log(LogLevel::Warning, "send failed, ending the session: " + sent.error().message());
   }
   return sent;
 }
@@ -197,7 +197,7 @@ void Session::finish(SessionEnd end) {
   }
   cv_.notify_all();
   transport()->shutdown();
-  if (end.error) log("session ended: " + end.message());
+  if (end.error) log(LogLevel::Warning, "session ended: " + end.message());
   listener_.on_closed(end);
 }
 
@@ -351,7 +351,8 @@ bool Session::may_retry_with_bencode() const {
 
 Result<void> Session::retry_with_bencode(const Error& why) {
   retried_encoder_ = true;
-  log(fmt::format("{}; connecting again with bencode packets (xpra 3.x)", why.reason()));
+  log(LogLevel::Debug,
+      fmt::format("{}; connecting again with bencode packets (xpra 3.x)", why.reason()));
   PIXPATH_TRY(auto fresh, open_transport(endpoint_, ConnectOptions{options_.connect_timeout,
                                                                    options_.send_timeout}));
   std::shared_ptr<Transport> old;
@@ -393,21 +394,21 @@ Result<void> Session::handle(Packet& p) {
     FieldReader r(t, p.body);
     auto wid = r.int_at(1, "wid");
     if (!wid.ok()) {
-      log(wid.error().message() + " (packet ignored)");
+      log(LogLevel::Warning, wid.error().message() + " (packet ignored)");
     } else if (auto it = windows_.find(*wid); it != windows_.end()) {
       window_pixels_ -= int64_t(it->second.w) * it->second.h;
       windows_.erase(it);
       listener_.on_window_lost(*wid);
     } else {
       refused_windows_.erase(*wid);
-      log(fmt::format("lost-window {}: no such window (ignored)", *wid));
+      log(LogLevel::Warning, fmt::format("lost-window {}: no such window (ignored)", *wid));
     }
   } else if (t == n.window_metadata) {
     FieldReader r(t, p.body);
     auto wid = r.int_at(1, "wid");
     auto md = r.dict_at(2, "metadata");
     if (!wid.ok() || !md.ok()) {
-      log((wid.ok() ? md.error() : wid.error()).message() + " (packet ignored)");
+      log(LogLevel::Warning, (wid.ok() ? md.error() : wid.error()).message() + " (packet ignored)");
     } else {
       WindowMetadata m;
       m.wid = *wid;
@@ -425,7 +426,7 @@ Result<void> Session::handle(Packet& p) {
     FieldReader r(t, p.body);
     auto wid = r.int_at(1, "wid");
     if (wid.ok()) listener_.on_raise(*wid);
-    else log(wid.error().message() + " (packet ignored)");
+    else log(LogLevel::Warning, wid.error().message() + " (packet ignored)");
   } else if (t == n.encodings || t == n.encoding_set) {
     handle_encodings(p);
   } else if (t == n.ping_echo || t == n.startup_complete) {
@@ -439,7 +440,7 @@ Result<void> Session::handle(Packet& p) {
         std::find(unknown_types_logged_.begin(), unknown_types_logged_.end(), t) ==
             unknown_types_logged_.end()) {
       unknown_types_logged_.push_back(t);
-      log(fmt::format("ignoring {} packets (not used by a view-only client){}",
+      log(LogLevel::Debug, fmt::format("ignoring {} packets (not used by a view-only client){}",
                       Value(t).debug_string(60),
                       unknown_types_logged_.size() == kMaxLoggedTypes
                           ? "; further unknown packet types are ignored without a log line"
@@ -461,7 +462,7 @@ Result<void> Session::handle_challenge(const Packet& p) {
   Value caps = make_hello();
   caps.set("challenge_response", answer.response);
   caps.set("challenge_client_salt", answer.client_salt);
-  log("answering the server's password challenge (hmac+sha256)");
+  log("answering the server's password challenge (" + answer.digest + ")");
   return send_packet(Value::list({"hello", caps}));
 }
 
@@ -469,7 +470,7 @@ void Session::handle_ping(const Packet& p) {
   FieldReader r(p.type, p.body);
   auto echo = r.int_at(1, "echo_time");
   if (!echo.ok()) {
-    log(echo.error().message() + " (ping not answered)");
+    log(LogLevel::Warning, echo.error().message() + " (ping not answered)");
     return;
   }
   double load[3] = {0, 0, 0};
@@ -488,7 +489,7 @@ void Session::handle_draw(Packet& p) {
     // Not ours to paint: skipped (0), so the server does not schedule refreshes for it.
     auto sent = send_ack(DamageAck{draw->sequence, draw->wid, draw->w, draw->h, 0,
                                    "window refused (client limits)"});
-    if (!sent.ok()) log(sent.error().message());
+    if (!sent.ok()) log(LogLevel::Warning, sent.error().message());
     return;
   }
   if (draw.ok()) {
@@ -496,12 +497,12 @@ void Session::handle_draw(Packet& p) {
     return;
   }
   draws_rejected_.fetch_add(1);
-  log(draw.error().message());
+  log(LogLevel::Warning, draw.error().message());
   if (auto ack = ack_for_rejected_draw(p.body, draw.error())) {
     auto sent = send_ack(*ack);
-    if (!sent.ok()) log(sent.error().message());
+    if (!sent.ok()) log(LogLevel::Warning, sent.error().message());
   } else {
-    log("rejected draw has no readable packet_sequence; it cannot be acknowledged");
+    log(LogLevel::Warning, "rejected draw has no readable packet_sequence; it cannot be acknowledged");
   }
 }
 

@@ -14,9 +14,11 @@ namespace {
 // ("outdated"). "6.5" is accepted silently by both; pixpath names itself in client_type.
 constexpr std::string_view kClientVersion = "6.5";
 
-// Authentication: HMAC-SHA256 for both the response and the salt combination (6.x refuses
-// the xor and des salt digests).
-Value digests() { return Value::string_list({"hmac+sha256"}); }
+// Authentication: HMAC only (auth.h: sha512 ... sha1), for both the response and the salt
+// combination (6.x refuses the xor and des salt digests); the server picks the strongest.
+Value digests() {
+  return Value::string_list(std::vector<std::string>(kSupportedDigests.begin(), kSupportedDigests.end()));
+}
 
 // 6.x treats jpeg, jpega and webp as "video" encoders: it uses them only for the colourspaces a
 // client lists here (else it sends png). pixpath's decoders take each coding's whole file, so
@@ -197,7 +199,7 @@ void Session::handle_encodings(const Packet& p) {
   FieldReader r(p.type, p.body);
   auto d = r.dict_at(1, "encodings");
   if (!d.ok()) {
-    log(d.error().message() + " (packet ignored)");
+    log(LogLevel::Warning, d.error().message() + " (packet ignored)");
     return;
   }
   const Value* e = (*d)->find("encodings");
@@ -215,7 +217,7 @@ void Session::handle_encodings(const Packet& p) {
     std::lock_guard lock(mu_);
     server_info_.encodings = encodings;
   }
-  log("server encodings: " + joined(encodings));
+  log(LogLevel::Debug, "server encodings: " + joined(encodings));
   listener_.on_server_encodings(encodings);
 }
 

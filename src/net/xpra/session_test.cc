@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <thread>
 
@@ -98,7 +99,7 @@ TEST(XpraSession, HelloSpeaksRencodeplusWith6xCapabilities) {
   EXPECT_EQ(enc.find("core")->as_list().size(), 2u);
   ASSERT_NE(enc.find("full_csc_modes"), nullptr);
   EXPECT_TRUE(enc.find("full_csc_modes")->is_dict());
-  EXPECT_EQ(caps.find("digest")->as_list(), Value::string_list({"hmac+sha256"}).as_list());
+  EXPECT_NE(std::find(caps.find("digest")->as_list().begin(), caps.find("digest")->as_list().end(), Value("hmac+sha256")), caps.find("digest")->as_list().end());
   EXPECT_EQ(caps.find("bencode"), nullptr);  // no 3.1 keys
   EXPECT_EQ(caps.find("encoding.delta_buckets"), nullptr);
 }

@@ -27,12 +27,12 @@ void Session::handle_new_window(const Packet& p, bool override_redirect) {
     return {};
   };
   if (auto ok = parse(); !ok.ok()) {
-    log(ok.error().message() + " (window ignored)");
+    log(LogLevel::Warning, ok.error().message() + " (window ignored)");
     return;
   }
   if (auto refused = refuse_window(w.wid, w.w, w.h)) {
     windows_refused_.fetch_add(1);
-    log(fmt::format("refusing window {} ({}x{}): {}", w.wid, w.w, w.h, *refused));
+    log(LogLevel::Warning, fmt::format("refusing window {} ({}x{}): {}", w.wid, w.w, w.h, *refused));
     if (!windows_.count(w.wid) && refused_windows_.size() < 4096) {
       refused_windows_.insert(w.wid);
     }
@@ -45,7 +45,7 @@ void Session::handle_new_window(const Packet& p, bool override_redirect) {
   if (!override_redirect) {
     auto sent = send_packet(Value::list({options_.names.map_window, w.wid, w.x, w.y, w.w, w.h,
                                          Value(Value::Dict{})}));
-    if (!sent.ok()) log(sent.error().message());
+    if (!sent.ok()) log(LogLevel::Warning, sent.error().message());
   }
   listener_.on_window_new(w);
 }
@@ -63,19 +63,19 @@ void Session::handle_geometry(const Packet& p, bool override_redirect) {
     return {};
   };
   if (auto ok = parse(); !ok.ok()) {
-    log(ok.error().message() + " (packet ignored)");
+    log(LogLevel::Warning, ok.error().message() + " (packet ignored)");
     return;
   }
   auto it = windows_.find(g.wid);
   if (it == windows_.end()) {
-    log(fmt::format("{} for window {}, which does not exist (ignored)", p.type, g.wid));
+    log(LogLevel::Warning, fmt::format("{} for window {}, which does not exist (ignored)", p.type, g.wid));
     return;
   }
   const int64_t old_area = int64_t(it->second.w) * it->second.h;
   const int64_t new_area = int64_t(g.w) * g.h;
   if (options_.max_window_pixels > 0 &&
       window_pixels_ - old_area + new_area > options_.max_window_pixels) {
-    log(fmt::format("ignoring {} of window {} to {}x{}: windows would cover {} pixels, the "
+    log(LogLevel::Warning, fmt::format("ignoring {} of window {} to {}x{}: windows would cover {} pixels, the "
                     "limit is {}",
                     p.type, g.wid, g.w, g.h, window_pixels_ - old_area + new_area,
                     options_.max_window_pixels));

@@ -28,7 +28,7 @@
 
 #include "pixpath/codecs/registry.h"
 #include "pixpath/core/pixel_ops.h"
-#include "pixpath/paint/png_file.h"
+#include "pixpath/codecs/image_io.h"
 #include "pixpath/paint/recording.h"
 
 using namespace pixpath;
@@ -328,9 +328,9 @@ int main(int argc, char** argv) {
   gen.now += 50000;
   for (Window& w : windows) {
     gen.encode(w, *w.last, 0, 0, w.w, w.h, "png");
-    auto png = encode_png(view(*w.last, 0, 0, w.w, w.h));
+    auto png = codecs::encode_png(view(*w.last, 0, 0, w.w, w.h));
     const std::string ref = std::string(argv[4]) + "/sample-window-" + std::to_string(w.wid) + ".png";
-    if (!png.ok() || !write_file(ref, *png).ok()) {
+    if (!png.ok() || !codecs::write_file(ref, *png).ok()) {
       std::cerr << "cannot write " << ref << "\n";
       return 1;
     }

@@ -1,14 +1,18 @@
 // Password authentication against an xpra server (its "challenge" packet).
 //
-// The client offers only "hmac+sha256" as both digest and salt digest. Given the server's
-// challenge ["challenge", server_salt, cipher_caps, digest, salt_digest, prompt], the answer is
-//   salt     = hex(HMAC-SHA256(key = client_salt, msg = server_salt))
-//   response = hex(HMAC-SHA256(key = password,    msg = salt))
+// The client offers the HMAC digests in kSupportedDigests (SHA-2 family and SHA-1; an xpra
+// server picks the strongest it shares, hmac+sha512 for xpra 3.1) as both digest and salt
+// digest. Given the server's challenge
+// ["challenge", server_salt, cipher_caps, digest, salt_digest, prompt], the answer is
+//   salt     = hex(HMAC-<salt_digest>(key = client_salt, msg = server_salt))
+//   response = hex(HMAC-<digest>(key = password,         msg = salt))
 // sent back in a second hello as "challenge_response" and "challenge_client_salt".
-// Weaker digests a server might insist on (xor, des, hmac+md5) are refused: they would
-// send something close to the password in the clear.
+// HMAC comes from OpenSSL (libcrypto). Weaker digests a server might insist on (xor, des,
+// hmac / hmac+md5) are refused: they would send something close to the password in the clear.
 #pragma once
 
+#include <array>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -30,9 +34,19 @@ struct PasswordSource {
 // or the file cannot be read.
 [[nodiscard]] Result<std::string> load_password(const PasswordSource& source);
 
+// What the client offers as "digest" and "salt-digest", strongest first.
+inline constexpr std::array<std::string_view, 5> kSupportedDigests = {
+    "hmac+sha512", "hmac+sha384", "hmac+sha256", "hmac+sha224", "hmac+sha1"};
+
+// Lower-case hex HMAC of `message` under `key` with `digest` (one of kSupportedDigests), or
+// an Error (subject "xpra", stage "authenticate", ErrorCode::Unsupported) for any other name.
+[[nodiscard]] Result<std::string> hmac_hex(std::string_view digest, std::span<const uint8_t> key,
+                                           std::span<const uint8_t> message);
+
 struct ChallengeAnswer {
   std::string response;     // hex digest for "challenge_response"
   std::string client_salt;  // for "challenge_client_salt"
+  std::string digest;       // the digest the server asked for (for logs)
 };
 
 // Computes the answer to a "challenge" packet (the whole packet list). `client_salt` is

@@ -39,6 +39,7 @@
 #include <thread>
 #include <vector>
 
+#include "pixpath/core/log.h"
 #include "pixpath/core/result.h"
 #include "pixpath/core/thread_annotations.h"
 #include "pixpath/net/xpra/endpoint.h"
@@ -111,6 +112,7 @@ class SessionListener {
 // recording. Runs on the reader thread; Packet::received is the arrival time.
 using PacketHook = std::function<void(const Packet&)>;
 // One log line (no trailing newline). Runs on the reader thread or the caller's thread.
+// Receives every line the session logs, whatever its level and the log threshold.
 using LogSink = std::function<void(std::string_view)>;
 
 struct SessionOptions {
@@ -153,7 +155,7 @@ struct SessionOptions {
   std::chrono::milliseconds connect_timeout{5000};
   std::chrono::milliseconds disconnect_timeout{2000};  // wait for the server to close
   PacketHook packet_hook;
-  LogSink log;                         // default: stderr
+  LogSink log;                         // default: the pixpath log (core/log.h)
   PacketNames names = kXpra31Names;
 };
 
@@ -225,7 +227,9 @@ class Session {
   // Why a new window cannot be accepted under the limits, if it cannot (reader thread).
   std::optional<std::string> refuse_window(int64_t wid, int w, int h) const;
   void finish(SessionEnd end);
-  void log(std::string_view line) const;
+  // To options_.log when set, else to the pixpath log (core/log.h) at `level`.
+  void log(LogLevel level, std::string_view line) const;
+  void log(std::string_view line) const { log(LogLevel::Info, line); }
   bool on_reader_thread() const { return std::this_thread::get_id() == reader_id_.load(); }
 
   SessionOptions options_;
