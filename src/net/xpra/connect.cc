@@ -16,8 +16,10 @@ Result<std::unique_ptr<Transport>> open_transport(const Endpoint& e, const Conne
       return std::unique_ptr<Transport>(std::move(t));
     }
     case Scheme::LocalDisplay: {
-      PIXPATH_TRY(std::vector<std::string> sockets, find_local_sockets(e.display));
-      std::string failures;
+      auto files = find_local_sockets(e.display);
+      std::vector<std::string> sockets = files.ok() ? *files : std::vector<std::string>{};
+      sockets.push_back(abstract_socket_name(e.display));
+      std::string failures = files.ok() ? "" : files.error().reason();
       for (const auto& path : sockets) {
         auto t = SocketTransport::connect_unix(path, o.timeout, o.send_timeout);
         if (t.ok()) return std::unique_ptr<Transport>(std::move(t).value());

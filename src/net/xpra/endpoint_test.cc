@@ -5,6 +5,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include <cstddef>
 #include <cstdlib>
 #include <filesystem>
 #include <thread>
@@ -101,6 +102,7 @@ TEST_F(LocalSessions, MissingDisplaySaysWhereItLooked) {
   auto t = open_transport(*parse_url(":4242"), {});
   ASSERT_FALSE(t.ok());
   EXPECT_EQ(t.error().code(), ErrorCode::Unavailable);
+  EXPECT_NE(t.error().reason().find("@xpra/4242"), std::string::npos) << t.error().message();
 }
 
 TEST_F(LocalSessions, FindsBothNamingsAndSkipsAStaleSocket) {
@@ -143,6 +145,21 @@ TEST_F(LocalSessions, FindsBothNamingsAndSkipsAStaleSocket) {
   server.join();
   ::close(stale_fd);
   ::close(live_fd);
+}
+
+// xpra 6.x's abstract socket "@xpra/N": a leading '@' connects in the abstract namespace.
+TEST(SocketTransport, AbstractUnixSocket) {
+  const std::string name = "pixpath-test/" + std::to_string(::getpid());
+  int fd = ::socket(AF_UNIX, SOCK_STREAM, 0);
+  sockaddr_un a{};
+  a.sun_family = AF_UNIX;
+  name.copy(a.sun_path + 1, sizeof a.sun_path - 2);
+  ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&a),
+                   socklen_t(offsetof(sockaddr_un, sun_path) + 1 + name.size())), 0);
+  ASSERT_EQ(::listen(fd, 1), 0);
+  auto t = SocketTransport::connect_unix("@" + name, std::chrono::milliseconds(2000));
+  EXPECT_TRUE(t.ok()) << t.error().message();
+  ::close(fd);
 }
 
 TEST(SocketTransport, RefusedTcpAndMissingUnixAreUnavailable) {

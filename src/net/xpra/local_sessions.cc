@@ -1,5 +1,6 @@
 #include "pixpath/net/xpra/local_sessions.h"
 
+#include <pwd.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -44,7 +45,9 @@ std::vector<std::string> local_socket_dirs() {
   }
   if (const std::string xdg = env("XDG_RUNTIME_DIR"); !xdg.empty()) add(xdg + "/xpra");
   add(fmt::format("/run/user/{}/xpra", ::getuid()));
-  if (const std::string home = env("HOME"); !home.empty()) add(home + "/.xpra");
+  // xpra takes the home directory from the password database, not $HOME.
+  if (const passwd* pw = ::getpwuid(::getuid()); pw && pw->pw_dir && *pw->pw_dir)
+    add(std::string(pw->pw_dir) + "/.xpra");
   add("/run/xpra");
   return dirs;
 }
@@ -73,5 +76,7 @@ Result<std::vector<std::string>> find_local_sockets(int display) {
   }
   return found;
 }
+
+std::string abstract_socket_name(int display) { return fmt::format("@xpra/{}", display); }
 
 }  // namespace pixpath::xpra

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstddef>
 #include <cstring>
 
 #include <fmt/format.h>
@@ -100,11 +101,17 @@ Result<std::unique_ptr<SocketTransport>> SocketTransport::connect_unix(
                      fmt::format("unix socket '{}': the path must be 1..{} bytes", path,
                                  sizeof addr.sun_path - 1));
   }
+  // A leading '@' names a socket in Linux's abstract namespace (xpra 6.x's "@xpra/N").
   std::memcpy(addr.sun_path, path.data(), path.size());
+  socklen_t addr_len = sizeof addr;
+  if (path.front() == '@') {
+    addr.sun_path[0] = '\0';
+    addr_len = socklen_t(offsetof(sockaddr_un, sun_path) + path.size());
+  }
   int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
   if (fd < 0) return net_error(ErrorCode::Io, "connect", "unix socket: " + errno_text(errno));
   const auto deadline = std::chrono::steady_clock::now() + timeout;
-  if (finish_connect(fd, ::connect(fd, reinterpret_cast<const sockaddr*>(&addr), sizeof addr),
+  if (finish_connect(fd, ::connect(fd, reinterpret_cast<const sockaddr*>(&addr), addr_len),
                      deadline) != 0) {
     const int e = errno;
     ::close(fd);
