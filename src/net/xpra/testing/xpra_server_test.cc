@@ -85,6 +85,8 @@ TEST(XpraServerTest, Xpra31AnswersPixpathsHello) {
   listener.set_session(session->get());
   auto ready = (*session)->wait_until_ready(30s);
   ASSERT_TRUE(ready.ok()) << ready.error().message();
+  // Ready is announced before the listener hears of the hello: wait for it.
+  ASSERT_TRUE(listener.wait_for(10s, [](const auto& e) { return !e.hellos.empty(); }));
   auto ev = listener.snapshot();
   ASSERT_EQ(ev.hellos.size(), 1u);
   EXPECT_EQ(ev.hellos[0].version.rfind("3.1", 0), 0u) << ev.hellos[0].version;
