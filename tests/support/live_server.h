@@ -1,6 +1,7 @@
-// Test support: a real xpra 3.1 server with real X clients, and the pixpath binary attached
-// to it. The X clients are started by the test (DISPLAY=:N), so it knows their pids (e.g. to
-// freeze an animated one with SIGSTOP) and its own window titles.
+// Test support: a real xpra server (3.1, or 6.5.5: XpraServerOptions::version) with real X
+// clients, and the pixpath binary attached to it. The X clients are started by the test
+// (DISPLAY=:N), so it knows their pids (e.g. to freeze an animated one with SIGSTOP) and its
+// own window titles.
 //
 // Static clients (compared pixel for pixel with the X display): an xterm printing fixed text
 // then sleeping (title "pixpath-static"), xeyes (static while the pointer does not move).
@@ -61,14 +62,11 @@ struct LiveServer {
   }
 };
 
-// Starts the server or fails the test with the reason.
-inline std::unique_ptr<LiveServer> start_live_server(
-    std::vector<std::pair<std::string, std::string>> env = {}, std::vector<std::string> args = {}) {
-  xpra::testing::XpraServerOptions o;
-  o.start.clear();
-  o.environment = std::move(env);
-  o.extra_args = std::move(args);
-  auto s = xpra::testing::XpraServer::start(o);
+// Starts the server described by `o` (version, encoding, password, binds: see
+// XpraServerOptions) or fails the test with the reason. Call
+// xpra::testing::xpra_available(o.version) first to GTEST_SKIP where a version is missing.
+inline std::unique_ptr<LiveServer> start_live_server_with(xpra::testing::XpraServerOptions o) {
+  auto s = xpra::testing::XpraServer::start(std::move(o));
   if (!s.ok()) {
     ADD_FAILURE() << s.error().message();
     return nullptr;
@@ -76,6 +74,17 @@ inline std::unique_ptr<LiveServer> start_live_server(
   auto live = std::make_unique<LiveServer>();
   live->server = std::move(*s);
   return live;
+}
+
+// A 3.1 server with no started application (the test starts its X clients), extra
+// environment and arguments.
+inline std::unique_ptr<LiveServer> start_live_server(
+    std::vector<std::pair<std::string, std::string>> env = {}, std::vector<std::string> args = {}) {
+  xpra::testing::XpraServerOptions o;
+  o.start.clear();
+  o.environment = std::move(env);
+  o.extra_args = std::move(args);
+  return start_live_server_with(std::move(o));
 }
 
 // Parses the --json summary of attach/record (fails the test when it is not JSON).

@@ -6,6 +6,7 @@
 #include <signal.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -80,27 +81,117 @@ Result<int> free_display() {
   return server_error(ErrorCode::Unavailable, "no free X display number in 100..899");
 }
 
+const char* xpra_version_name(XpraVersion v) { return v == XpraVersion::V6 ? "6.5.5" : "3.1"; }
+
+std::string xpra6_prefix() {
+  const char* p = std::getenv("PIXPATH_XPRA6_PREFIX");
+  return p && *p ? std::string(p) : std::string("/opt/pixpath-xpra6");
+}
+
+std::string xpra_command(XpraVersion v) {
+  return v == XpraVersion::V6 ? xpra6_prefix() + "/bin/xpra" : std::string("xpra");
+}
+
+Result<void> xpra_available(XpraVersion v) {
+  if (v == XpraVersion::V6) {
+    const std::string prefix = xpra6_prefix();
+    if (::access((prefix + "/bin/xpra").c_str(), X_OK) != 0) {
+      return server_error(ErrorCode::Unavailable,
+                          fmt::format("xpra 6.5.5 is not installed: no {}/bin/xpra (scripts/setup-xpra6 "
+                                      "builds it; PIXPATH_XPRA6_PREFIX names another prefix)",
+                                      prefix));
+    }
+    if (!path_exists(prefix + "/etc/xpra/xpra.conf")) {
+      return server_error(ErrorCode::Unavailable,
+                          fmt::format("xpra 6.5.5 in {} has no etc/xpra/xpra.conf (rerun scripts/setup-xpra6)",
+                                      prefix));
+    }
+    return {};
+  }
+  const char* path = std::getenv("PATH");
+  std::istringstream dirs(path ? path : "/usr/bin:/bin");
+  for (std::string d; std::getline(dirs, d, ':');) {
+    if (!d.empty() && ::access((d + "/xpra").c_str(), X_OK) == 0) return {};
+  }
+  return server_error(ErrorCode::Unavailable,
+                      "xpra 3.1 is not installed: no xpra on PATH (scripts/setup installs Debian's)");
+}
+
+namespace {
+
+// The command line of one server version. 6.x refuses some 3.1 switches and needs others
+// (audio, dbus, splash, tray): both lists were checked against the real servers.
+std::vector<std::string> version_args(XpraVersion v) {
+  std::vector<std::string> a = {
+      "--daemon=no", "--mdns=no", "--pulseaudio=no", "--notifications=no", "--webcam=no",
+      "--printing=no", "--dbus-control=no", "--systemd-run=no", "--html=off",
+      "--file-transfer=no", "--open-files=no", "--clipboard=no", "--av-sync=no", "--bell=no",
+      "--cursors=no", "--system-tray=no", "--exit-with-children=no"};
+  if (v == XpraVersion::V6) {
+    for (const char* x : {"--audio=no", "--speaker=disabled", "--microphone=disabled", "--dbus=no",
+                          "--dbus-launch=", "--splash=no", "--tray=no", "--opengl=no"}) {
+      a.push_back(x);
+    }
+  } else {
+    for (const char* x : {"--speaker=no", "--microphone=no", "--dbus-proxy=no"}) a.push_back(x);
+  }
+  return a;
+}
+
+// Can a client connect to this unix socket now?
+bool unix_socket_accepts(const std::string& path) {
+  int fd = ::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return false;
+  sockaddr_un a{};
+  a.sun_family = AF_UNIX;
+  if (path.size() >= sizeof a.sun_path) {
+    ::close(fd);
+    return false;
+  }
+  std::memcpy(a.sun_path, path.c_str(), path.size() + 1);
+  bool ok = ::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
+  ::close(fd);
+  return ok;
+}
+
+}  // namespace
+
 Result<std::unique_ptr<XpraServer>> XpraServer::start(XpraServerOptions options) {
+  PIXPATH_CHECK(xpra_available(options.version));
+  if (!options.bind_tcp && !options.bind_unix) {
+    return server_error(ErrorCode::InvalidArgument, "neither bind_tcp nor bind_unix: nothing to connect to");
+  }
+  if (options.password && !options.bind_tcp) {
+    return server_error(ErrorCode::InvalidArgument, "a password protects the TCP socket: set bind_tcp");
+  }
   std::unique_ptr<XpraServer> s(new XpraServer());
+  s->version_ = options.version;
   s->stop_timeout_ = options.stop_timeout;
   char tmpl[] = "/tmp/pixpath-xpra-XXXXXX";
   if (!::mkdtemp(tmpl)) return server_error(ErrorCode::Io, std::strerror(errno));
   s->dir_ = tmpl;
   s->log_path_ = s->dir_ + "/server.log";
   PIXPATH_TRY(s->display_, free_display());
-  PIXPATH_TRY(s->port_, free_loopback_port());
+  if (options.bind_tcp) {
+    PIXPATH_TRY(s->port_, free_loopback_port());
+  }
+  const bool v6 = options.version == XpraVersion::V6;
+  const std::string command = xpra_command(options.version);
 
-  std::vector<std::string> args = {
-      "xpra", "start", fmt::format(":{}", s->display_),
-      fmt::format("--bind-tcp=127.0.0.1:{}", s->port_), "--daemon=no",
-      "--mdns=no", "--pulseaudio=no", "--notifications=no", "--webcam=no", "--speaker=no",
-      "--microphone=no", "--printing=no", "--dbus-proxy=no", "--dbus-control=no",
-      "--systemd-run=no", "--html=off", "--file-transfer=no", "--open-files=no",
-      "--clipboard=no", "--av-sync=no", "--bell=no", "--cursors=no", "--system-tray=no",
-      "--exit-with-children=no", "--bind=none",
-      fmt::format("--socket-dirs={}", s->dir_), fmt::format("--socket-dir={}", s->dir_),
-      fmt::format("--log-dir={}", s->dir_)};
+  std::vector<std::string> args = {command, "start", fmt::format(":{}", s->display_)};
+  for (auto& a : version_args(options.version)) args.push_back(std::move(a));
+  if (options.bind_tcp) args.push_back(fmt::format("--bind-tcp=127.0.0.1:{}", s->port_));
+  if (options.bind_unix) {
+    s->socket_path_ = s->dir_ + "/server.sock";
+    args.push_back("--bind=" + s->socket_path_);
+  } else {
+    args.push_back("--bind=none");
+  }
+  args.push_back(fmt::format("--socket-dirs={}", s->dir_));
+  args.push_back(fmt::format("--socket-dir={}", s->dir_));
+  args.push_back(fmt::format("--log-dir={}", s->dir_));
   if (!options.start.empty()) args.push_back("--start=" + options.start);
+  if (!options.encoding.empty()) args.push_back("--encoding=" + options.encoding);
   if (options.password) {
     s->password_file_ = s->dir_ + "/password";
     std::ofstream(s->password_file_, std::ios::binary) << *options.password;
@@ -118,6 +209,10 @@ Result<std::unique_ptr<XpraServer>> XpraServer::start(XpraServerOptions options)
   argv.push_back(nullptr);
   std::string runtime = s->dir_ + "/run";
   ::mkdir(runtime.c_str(), 0700);
+  // Prepared before fork: the child only calls async-signal-safe functions and setenv.
+  const std::string conf_dirs = xpra6_prefix() + "/etc/xpra";
+  const char* old_path = std::getenv("PATH");
+  const std::string path6 = xpra6_prefix() + "/bin:" + (old_path ? old_path : "/usr/bin:/bin");
   pid_t pid = ::fork();
   if (pid < 0) return server_error(ErrorCode::Io, std::strerror(errno));
   if (pid == 0) {
@@ -132,33 +227,45 @@ Result<std::unique_ptr<XpraServer>> XpraServer::start(XpraServerOptions options)
     ::setenv("XDG_RUNTIME_DIR", runtime.c_str(), 1);
     ::unsetenv("DBUS_SESSION_BUS_ADDRESS");
     ::unsetenv("DISPLAY");
+    if (v6) {
+      // Its own configuration only: Debian 3.1's /etc/xpra/conf.d limits the packet
+      // encoders to ones 6.x does not have. Its own bin first: the server runs `xpra` helpers.
+      ::setenv("XPRA_SYSTEM_CONF_DIRS", conf_dirs.c_str(), 1);
+      ::setenv("PATH", path6.c_str(), 1);
+    }
     for (const auto& [k, v] : options.environment) ::setenv(k.c_str(), v.c_str(), 1);
-    ::execvp("xpra", argv.data());
+    ::execvp(argv[0], argv.data());
     _exit(127);
   }
   ::setpgid(pid, pid);
   s->pid_ = pid;
 
   auto deadline = std::chrono::steady_clock::now() + options.startup_timeout;
+  auto fail = [&](std::string what) -> Error {
+    std::string tail = s->log_tail();
+    s->stop();
+    return server_error(ErrorCode::Unavailable,
+                        fmt::format("xpra {}: {}; log:\n{}", xpra_version_name(options.version), what, tail));
+  };
+  // 3.1 over TCP: a probe session proves it (see below). Otherwise the log line.
+  const bool probe_session = !v6 && options.bind_tcp;
   while (true) {
     int status = 0;
     if (::waitpid(pid, &status, WNOHANG) == pid) {
       s->pid_ = -1;
-      std::string tail = s->log_tail();
-      s->stop();
-      return server_error(ErrorCode::Unavailable,
-                          fmt::format("xpra exited early (status {}); log:\n{}", status, tail));
+      return fail(fmt::format("exited early (status {})", status));
     }
-    if (port_accepts(s->port_)) break;
+    bool up = (!options.bind_tcp || port_accepts(s->port_)) &&
+              (!options.bind_unix || unix_socket_accepts(s->socket_path_)) &&
+              (probe_session || s->log_contains("xpra is ready."));
+    if (up) break;
     if (std::chrono::steady_clock::now() > deadline) {
-      std::string tail = s->log_tail();
-      s->stop();
-      return server_error(ErrorCode::Unavailable,
-                          fmt::format("port {} not open after {} ms; log:\n{}", s->port_,
-                                      options.startup_timeout.count(), tail));
+      return fail(fmt::format("not ready after {} ms (tcp port {}, unix socket '{}')",
+                              options.startup_timeout.count(), s->port_, s->socket_path_));
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(100));
   }
+  if (!probe_session) return s;
   // The port opens before the server has loaded its encoders; a client whose hello is parsed
   // in that window gets only rgb (and one asking for png alone is refused). The server
   // answers a hello only after that initialisation, so one probe session that reaches
@@ -181,11 +288,7 @@ Result<std::unique_ptr<XpraServer>> XpraServer::start(XpraServerOptions options)
       if (ready.ok()) break;
     }
     if (std::chrono::steady_clock::now() > deadline) {
-      std::string tail = s->log_tail();
-      s->stop();
-      return server_error(ErrorCode::Unavailable,
-                          fmt::format("no hello from a probe session within {} ms; log:\n{}",
-                                      options.startup_timeout.count(), tail));
+      return fail(fmt::format("no hello from a probe session within {} ms", options.startup_timeout.count()));
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(200));
   }

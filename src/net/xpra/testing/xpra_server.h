@@ -1,9 +1,20 @@
 // XpraServer: starts a real xpra server for a test and always stops it.
 //
+// Two server versions (XpraVersion): Debian 12's xpra 3.1.3 ("xpra" on PATH), and xpra 6.5.5
+// built by scripts/setup-xpra6 into its own prefix (/opt/pixpath-xpra6, or
+// PIXPATH_XPRA6_PREFIX). Each gets its own flags (a 6.x server refuses some 3.1 ones and needs
+// others, see docs/xpra-servers.md) and environment (6.x: XPRA_SYSTEM_CONF_DIRS=PREFIX/etc/xpra,
+// else it also reads Debian 3.1's /etc/xpra/conf.d). Tests that need a version call
+// xpra_available() first and GTEST_SKIP with its reason (CI always has both: setup builds 6.x).
+//
 // Each server gets a free X display number (:100 and up, checked against /tmp/.X11-unix and
-// the lock files) and a free loopback TCP port, its own socket directory and log file in a
-// fresh temporary directory, and runs in its own process group (xpra, Xvfb and the started
-// application) so that stop() can end all of it. The destructor calls stop().
+// the lock files), a free loopback TCP port and/or a unix socket, its own socket directory and
+// log file in a fresh temporary directory, and runs in its own process group (xpra, Xvfb and
+// the started application) so that stop() can end all of it. The destructor calls stop().
+//
+// Readiness: 3.1 with TCP: a pixpath probe session reaches Ready (pixpath's client speaks
+// 3.1's protocol). Otherwise (6.x, or no TCP): the socket accepts connections and the log says
+// "xpra is ready." (both versions print it once their sockets and encoders are set up).
 //
 // Debugging: PIXPATH_XPRA_SERVER_ARGS adds server arguments (e.g. "-d encoding");
 // PIXPATH_KEEP_XPRA_LOGS=1 keeps the temporary directory with the server log.
@@ -22,9 +33,28 @@
 
 namespace pixpath::xpra::testing {
 
+// Which xpra runs the server.
+enum class XpraVersion {
+  V3_1,  // Debian 12's xpra 3.1.3: bencode/rencode packets, zlib, delta buckets
+  V6,    // xpra 6.5.5 from scripts/setup-xpra6: rencodeplus packets only, lz4/brotli
+};
+// "3.1" or "6.5.5", for test names and messages.
+const char* xpra_version_name(XpraVersion v);
+// The prefix xpra 6.x is installed in: PIXPATH_XPRA6_PREFIX, default /opt/pixpath-xpra6.
+std::string xpra6_prefix();
+// The xpra command of that version ("xpra", or PREFIX/bin/xpra).
+std::string xpra_command(XpraVersion v);
+// Ok when that version can be started here; else the reason (what is missing, what installs
+// it), for GTEST_SKIP.
+[[nodiscard]] Result<void> xpra_available(XpraVersion v);
+
 struct XpraServerOptions {
+  XpraVersion version = XpraVersion::V3_1;
   std::string start = "xterm";             // --start=...; empty for none
   std::optional<std::string> password;     // protects the TCP socket (file auth)
+  std::string encoding;                    // --encoding=...; empty: the server's default
+  bool bind_tcp = true;                    // --bind-tcp=127.0.0.1:PORT (url())
+  bool bind_unix = false;                  // --bind=DIR/server.sock (socket_path())
   std::vector<std::string> extra_args;     // appended to the command line
   // Extra environment for the server, e.g. {"XPRA_ENCODING_STRICT_MODE", "1"}: a 3.1 server
   // otherwise sends rgb24 for every window narrower than its "rgb auto threshold" (it
@@ -47,9 +77,14 @@ class XpraServer {
   // Idempotent.
   void stop();
 
+  XpraVersion version() const { return version_; }
   int display() const { return display_; }
-  int port() const { return port_; }
+  int port() const { return port_; }       // 0 without bind_tcp
   std::string url() const;                 // "tcp://127.0.0.1:PORT/"
+  // The unix socket (bind_unix), else empty.
+  const std::string& socket_path() const { return socket_path_; }
+  // The server's private folder (socket dir, logs, password file); removed by stop().
+  const std::string& dir() const { return dir_; }
   const std::string& password_file() const { return password_file_; }
   const std::string& log_path() const { return log_path_; }
   std::string log_tail(size_t bytes = 4000) const;
@@ -59,11 +94,13 @@ class XpraServer {
  private:
   XpraServer() = default;
   pid_t pid_ = -1;
+  XpraVersion version_ = XpraVersion::V3_1;
   int display_ = 0;
   int port_ = 0;
   std::string dir_;
   std::string log_path_;
   std::string password_file_;
+  std::string socket_path_;
   std::chrono::milliseconds stop_timeout_{10000};
 };
 
