@@ -1,4 +1,6 @@
-// Against a REAL xpra 3.1 server started by the test (see testing/xpra_server.h).
+// Against REAL xpra servers started by the test (see testing/xpra_server.h): Debian's 3.1.3
+// (bencode, after the rencodeplus hello it cannot read) and 6.5.5 (rencodeplus, lz4/brotli),
+// every test for both.
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -16,9 +18,20 @@ using namespace std::chrono_literals;
 using testing::RecordingListener;
 using testing::XpraServer;
 using testing::XpraServerOptions;
+using testing::XpraVersion;
 
-// Starts a server or skips with the reason when xpra is not installed.
-std::unique_ptr<XpraServer> start_server(XpraServerOptions o = {}) {
+class XpraRealServer : public ::testing::TestWithParam<XpraVersion> {
+ protected:
+  void SetUp() override {
+    if (auto a = testing::xpra_available(GetParam()); !a.ok()) GTEST_SKIP() << a.error().message();
+  }
+  bool v6() const { return GetParam() == XpraVersion::V6; }
+};
+
+// Starts a server of the test's version (a failure is a test failure: SetUp skipped already
+// where the version is missing).
+std::unique_ptr<XpraServer> start_server(XpraVersion version, XpraServerOptions o = {}) {
+  o.version = version;
   o.extra_args.push_back("--pings=1");  // a ping every second, to see them answered
   auto s = XpraServer::start(o);
   if (!s.ok()) {
@@ -110,7 +123,10 @@ SessionRun run_session(const XpraServer& server, std::vector<std::string> encodi
     std::lock_guard lock(types_mu);
     run.packet_types.insert(p.type);
     if (p.compressed) {
-      run.compressed_types.insert(p.type + (p.main_level & kLevelLz4 ? "/lz4" : p.main_level ? "/zlib" : "/raw-chunk"));
+      run.compressed_types.insert(p.type + (p.main_level & kLevelLz4      ? "/lz4"
+                                            : p.main_level & kLevelBrotli ? "/brotli"
+                                            : p.main_level                ? "/zlib"
+                                                                          : "/raw-chunk"));
     }
   };
   auto started = Session::start(std::move(o), listener);
@@ -185,27 +201,36 @@ void check_run(const SessionRun& run) {
   EXPECT_TRUE(run.packet_types.count("ping"));
 }
 
-TEST(XpraRealServer, HelloWindowRgbDrawsPingsAndCleanDisconnect) {
-  auto server = start_server();
+TEST_P(XpraRealServer, HelloWindowRgbDrawsPingsAndCleanDisconnect) {
+  auto server = start_server(GetParam());
   ASSERT_TRUE(server);
-  // What a stock 3.1 server sends a client that can paint rgb24, png and jpeg.
+  // What a stock server sends a client that can paint rgb24, png and jpeg.
   SessionRun run = run_session(*server, {"rgb24", "png", "jpeg"}, "rgb24", 2);
-  report("stock server, client paints rgb24+png+jpeg", run);
+  report(std::string("stock ") + testing::xpra_version_name(GetParam()) +
+             " server, client paints rgb24+png+jpeg",
+         run);
   check_run(run);
   ASSERT_FALSE(run.events.hellos.empty());
-  EXPECT_EQ(run.events.hellos[0].version.substr(0, 3), "3.1");
+  EXPECT_EQ(run.events.hellos[0].version.substr(0, 3), v6() ? "6.5" : "3.1");
+  EXPECT_EQ(run.events.hellos[0].packet_encoder,
+            v6() ? PacketEncoder::Rencodeplus : PacketEncoder::Bencode);
   EXPECT_GE(run.pings, 1u);
-  EXPECT_TRUE(server->log_contains("pixpath client version"));
+  if (v6()) {
+    EXPECT_TRUE(run.packet_types.count("encodings"));  // 6.x: the codings after the hello
+  } else {
+    EXPECT_TRUE(server->log_contains("pixpath client version"));
+  }
   EXPECT_FALSE(server->log_contains("client ping timeout"));
   EXPECT_FALSE(server->log_contains("Traceback")) << server->log_tail();
 }
 
-TEST(XpraRealServer, PngAndJpegDraws) {
+TEST_P(XpraRealServer, PngAndJpegDraws) {
   // Strict mode makes the server use the client's preferred coding for every update; without
-  // it a 3.1 server sends windows narrower than ~3000 px as rgb24 (see XpraServerOptions).
+  // it a 3.1 server sends windows narrower than ~3000 px as rgb24 (see XpraServerOptions), and
+  // 6.x sends an xterm ("text" content) as lossless webp or png whatever the client prefers.
   XpraServerOptions so;
   so.environment.push_back({"XPRA_ENCODING_STRICT_MODE", "1"});
-  auto server = start_server(so);
+  auto server = start_server(GetParam(), so);
   ASSERT_TRUE(server);
   for (std::string coding : {"png", "jpeg"}) {
     SCOPED_TRACE(coding);
@@ -216,10 +241,10 @@ TEST(XpraRealServer, PngAndJpegDraws) {
   EXPECT_FALSE(server->log_contains("Traceback")) << server->log_tail();
 }
 
-TEST(XpraRealServer, PasswordProtectedServer) {
+TEST_P(XpraRealServer, PasswordProtectedServer) {
   XpraServerOptions so;
   so.password = "s3cret pixpath";
-  auto server = start_server(so);
+  auto server = start_server(GetParam(), so);
   ASSERT_TRUE(server);
 
   {  // Right password, from the server's own password file.
@@ -274,6 +299,43 @@ TEST(XpraRealServer, PasswordProtectedServer) {
     EXPECT_NE(ready.error().message().find("password"), std::string::npos);
   }
 }
+
+// 6.x without strict mode: a client that lists jpeg but neither png nor webp gets jpeg for an
+// xterm (docs/xpra-servers.md, "How 6.5.5 chooses").
+TEST_P(XpraRealServer, JpegWithoutStrictMode) {
+  if (!v6()) GTEST_SKIP() << "6.x only: a 3.1 server needs strict mode (PngAndJpegDraws)";
+  auto server = start_server(GetParam());
+  ASSERT_TRUE(server);
+  SessionRun run = run_session(*server, {"jpeg", "rgb24", "rgb32"}, "jpeg");
+  report("stock 6.x server, client paints jpeg+rgb", run);
+  check_run(run);
+}
+
+// A local session through its Unix socket, as `pixpath attach socket:///PATH` reaches it.
+TEST_P(XpraRealServer, UnixSocket) {
+  XpraServerOptions so;
+  so.bind_tcp = false;
+  so.bind_unix = true;
+  auto server = start_server(GetParam(), so);
+  ASSERT_TRUE(server);
+  RecordingListener listener;
+  SessionOptions o = options_for(*server, {"rgb24", "png"});
+  o.url = "socket://" + server->socket_path();
+  auto s = Session::start(std::move(o), listener);
+  ASSERT_TRUE(s.ok()) << s.error().message();
+  listener.set_session(s->get());
+  auto ready = (*s)->wait_until_ready(20s);
+  ASSERT_TRUE(ready.ok()) << ready.error().message() << "\n" << server->log_tail();
+  EXPECT_TRUE(listener.wait_for(30s, [](const auto& e) { return !e.draws.empty(); }));
+  EXPECT_TRUE((*s)->disconnect("done").ok());
+}
+
+INSTANTIATE_TEST_SUITE_P(Versions, XpraRealServer,
+                         ::testing::Values(XpraVersion::V3_1, XpraVersion::V6),
+                         [](const auto& info) {
+                           return info.param == XpraVersion::V6 ? std::string("xpra6")
+                                                                : std::string("xpra31");
+                         });
 
 }  // namespace
 }  // namespace pixpath::xpra
