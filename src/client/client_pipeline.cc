@@ -29,7 +29,7 @@ Result<std::unique_ptr<ClientPipeline>> ClientPipeline::start(paint::Backing& ba
   p->session_ = std::move(session).value();
   std::vector<DamageAck> early;
   {
-    std::lock_guard lock(p->mu_);
+    MutexLock lock(p->mu_);
     p->ack_target_ = p->session_.get();
     early.swap(p->early_acks_);
   }
@@ -42,7 +42,7 @@ ClientPipeline::~ClientPipeline() { stop("client exit"); }
 void ClientPipeline::on_engine_ack(const DamageAck& ack, const paint::PaintReport& report) {
   xpra::Session* s = nullptr;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     stats_.acks++;
     if (ack.decode_time_us > 0)
       stats_.acks_painted++;
@@ -64,7 +64,7 @@ void ClientPipeline::on_engine_ack(const DamageAck& ack, const paint::PaintRepor
   }
   const bool sent = s->send_ack(ack).ok();
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     (sent ? stats_.acks_sent : stats_.acks_send_failed)++;
   }
   if (user_ack_) user_ack_(ack, report);
@@ -111,19 +111,19 @@ void ClientPipeline::stop(std::string reason, std::chrono::milliseconds drain) {
 }
 
 bool ClientPipeline::closed() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return end_.has_value();
 }
 
 std::optional<xpra::SessionEnd> ClientPipeline::end() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return end_;
 }
 
 ClientPipelineStats ClientPipeline::stats() const {
   ClientPipelineStats s;
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     s = stats_;
     int64_t n = 0;
     for (const auto& [seq, count] : outstanding_) n += count;
@@ -168,7 +168,7 @@ void ClientPipeline::on_raise(int64_t wid) {
 
 void ClientPipeline::on_draw(DrawPacket&& draw) {
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     stats_.draws_submitted++;
     outstanding_[draw.sequence]++;
   }
@@ -177,7 +177,7 @@ void ClientPipeline::on_draw(DrawPacket&& draw) {
 
 void ClientPipeline::on_closed(const xpra::SessionEnd& e) {
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     end_ = e;
   }
   if (options_.observer) options_.observer->on_closed(e);

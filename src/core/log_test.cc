@@ -4,11 +4,12 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
-#include <mutex>
 #include <string>
 #include <thread>
 #include <utility>
 #include <vector>
+
+#include "pixpath/core/thread_annotations.h"
 
 namespace pixpath {
 namespace {
@@ -19,7 +20,7 @@ class LogTest : public ::testing::Test {
   void SetUp() override {
     saved_threshold_ = log_threshold();
     saved_sink_ = set_log_sink([this](LogLevel level, std::string_view line) {
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       lines_.emplace_back(level, std::string(line));
     });
   }
@@ -28,12 +29,12 @@ class LogTest : public ::testing::Test {
     set_log_threshold(saved_threshold_);
   }
   std::vector<std::pair<LogLevel, std::string>> lines() {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     return lines_;
   }
 
-  std::mutex mu_;
-  std::vector<std::pair<LogLevel, std::string>> lines_;
+  Mutex mu_;
+  std::vector<std::pair<LogLevel, std::string>> lines_ PIXPATH_GUARDED_BY(mu_);
   LogLevel saved_threshold_{};
   LogSink saved_sink_;
 };
@@ -49,7 +50,10 @@ TEST_F(LogTest, ThresholdFiltersByLevel) {
   for (LogLevel threshold : all) {
     set_log_threshold(threshold);
     EXPECT_EQ(log_threshold(), threshold);
-    lines_.clear();
+    {
+      MutexLock lock(mu_);
+      lines_.clear();
+    }
     for (LogLevel l : all) log_line(l, to_string(l));
     auto got = lines();
     ASSERT_EQ(got.size(), size_t(static_cast<int>(threshold) + 1)) << to_string(threshold);

@@ -13,7 +13,7 @@ DeviceState::~DeviceState() {
   (void)cudaSetDevice(device);
   (void)cudaDeviceSynchronize();
   {
-    std::lock_guard lock(textures_mu);
+    MutexLock lock(textures_mu);
     for (auto& [name, reg] : textures) {
       if (reg.surface) (void)cudaDestroySurfaceObject(reg.surface);
       // Unregistering needs the GL context current; at teardown it may be gone. Leave it.
@@ -99,7 +99,7 @@ Result<std::unique_ptr<Slot>> DeviceState::make_slot() {
 
 Result<DeviceState::SlotGuard> DeviceState::acquire_slot() {
   {
-    std::lock_guard lock(slots_mu);
+    MutexLock lock(slots_mu);
     if (!free_slots.empty()) {
       auto s = std::move(free_slots.back());
       free_slots.pop_back();
@@ -108,7 +108,7 @@ Result<DeviceState::SlotGuard> DeviceState::acquire_slot() {
   }
   PIXPATH_TRY(auto s, make_slot());
   {
-    std::lock_guard lock(slots_mu);
+    MutexLock lock(slots_mu);
     ++slots_created;
   }
   return SlotGuard(this, std::move(s));
@@ -116,7 +116,7 @@ Result<DeviceState::SlotGuard> DeviceState::acquire_slot() {
 
 Result<cudaEvent_t> DeviceState::acquire_event() {
   {
-    std::lock_guard lock(events_mu);
+    MutexLock lock(events_mu);
     if (!free_events.empty()) {
       auto e = free_events.back();
       free_events.pop_back();
@@ -129,7 +129,7 @@ Result<cudaEvent_t> DeviceState::acquire_event() {
 }
 
 void DeviceState::recycle_event(cudaEvent_t e) {
-  std::lock_guard lock(events_mu);
+  MutexLock lock(events_mu);
   free_events.push_back(e);
 }
 
@@ -182,7 +182,7 @@ nlohmann::ordered_json DeviceState::describe() const {
   std::string batch_error, batch_last;
   int64_t batches = 0, batch_failures = 0;
   {
-    std::lock_guard lock(batch_mu);
+    MutexLock lock(batch_mu);
     batch_error = hw_batch_error;
     batch_last = hw_batch_last_failure;
     batches = hw_batches;
@@ -235,8 +235,8 @@ std::string json_text(const nlohmann::ordered_json& j) {
 }
 
 namespace {
-std::mutex g_devices_mu;
-std::map<int, std::weak_ptr<DeviceState>> g_devices;
+Mutex g_devices_mu;
+std::map<int, std::weak_ptr<DeviceState>> g_devices PIXPATH_GUARDED_BY(g_devices_mu);
 }  // namespace
 
 Result<int> select_device(std::string spec) {
@@ -276,7 +276,7 @@ Result<int> select_device(std::string spec) {
 }
 
 Result<std::shared_ptr<DeviceState>> device_state(int dev) {
-  std::lock_guard lock(g_devices_mu);
+  MutexLock lock(g_devices_mu);
   if (auto s = g_devices[dev].lock()) return s;
   auto s = std::make_shared<DeviceState>();
   PIXPATH_CHECK(s->init(dev));

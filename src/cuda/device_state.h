@@ -16,13 +16,13 @@
 #include <cstdint>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <nlohmann/json_fwd.hpp>
 #include <string>
 #include <vector>
 
 #include "driver_info.h"
 #include "pixpath/core/result.h"
+#include "pixpath/core/thread_annotations.h"
 #include "plane_buffers.h"
 #include "self_test.h"
 
@@ -111,11 +111,14 @@ class DeviceState {
   // pictures are then decoded one by one. After kBatchFailuresToDisable failures in a row (not
   // one corrupt picture: a broken path) batches are disabled; hw_batch_error says why.
   static constexpr int kBatchFailuresToDisable = 3;
-  int hw_batch_failures_in_row = 0;
-  int64_t hw_batch_failures = 0, hw_batches = 0;
-  std::string hw_batch_error, hw_batch_last_failure;
-  // Records a batch's outcome (batch_mu held). Defined in hardware_batch.cc.
-  void batch_outcome(const Result<void>& r);
+  mutable Mutex batch_mu;  // the outcome counters below, and the batch states further down
+  int hw_batch_failures_in_row PIXPATH_GUARDED_BY(batch_mu) = 0;
+  int64_t hw_batch_failures PIXPATH_GUARDED_BY(batch_mu) = 0;
+  int64_t hw_batches PIXPATH_GUARDED_BY(batch_mu) = 0;
+  std::string hw_batch_error PIXPATH_GUARDED_BY(batch_mu);
+  std::string hw_batch_last_failure PIXPATH_GUARDED_BY(batch_mu);
+  // Records a batch's outcome. Defined in hardware_batch.cc.
+  void batch_outcome(const Result<void>& r) PIXPATH_REQUIRES(batch_mu);
   // Host time per phase of decode_planes (ns, summed) and the count: wait for the turn's
   // buffers, parse, nvjpegDecodeJpegHost, TransferToDevice (enqueue), DecodeJpegDevice (enqueue).
   std::atomic<int64_t> phase_ns[5] = {};
@@ -124,22 +127,21 @@ class DeviceState {
   cudaStream_t release_stream = nullptr;
   SelfTest self_test;
 
-  std::mutex slots_mu;
-  std::vector<std::unique_ptr<Slot>> free_slots;
-  int slots_created = 0;
+  Mutex slots_mu;
+  std::vector<std::unique_ptr<Slot>> free_slots PIXPATH_GUARDED_BY(slots_mu);
+  int slots_created PIXPATH_GUARDED_BY(slots_mu) = 0;
 
-  std::mutex events_mu;
-  std::vector<cudaEvent_t> free_events;
+  Mutex events_mu;
+  std::vector<cudaEvent_t> free_events PIXPATH_GUARDED_BY(events_mu);
 
-  std::mutex textures_mu;
-  std::map<uint32_t, TextureRegistration> textures;
+  Mutex textures_mu;
+  std::map<uint32_t, TextureRegistration> textures PIXPATH_GUARDED_BY(textures_mu);
 
-  mutable std::mutex batch_mu;
   // Two batch states used in turn: the host part of batch N+1 (parse, submit) overlaps the
   // hardware decode of batch N; a state's stream is synchronised before it is reused.
-  BatchState batch[4];
-  int batch_turn = 0;
-  int64_t last_batch_mean_pixels = 0;
+  BatchState batch[4] PIXPATH_GUARDED_BY(batch_mu);
+  int batch_turn PIXPATH_GUARDED_BY(batch_mu) = 0;
+  int64_t last_batch_mean_pixels PIXPATH_GUARDED_BY(batch_mu) = 0;
 
   ~DeviceState();
 
@@ -155,7 +157,7 @@ class DeviceState {
     SlotGuard(SlotGuard&&) = default;
     ~SlotGuard() {
       if (s_) {
-        std::lock_guard lock(d_->slots_mu);
+        MutexLock lock(d_->slots_mu);
         d_->free_slots.push_back(std::move(s_));
       }
     }

@@ -38,7 +38,7 @@ void DeviceState::batch_outcome(const Result<void>& r) {
 
 int NvjpegEngine::hardware_engines() {
   if (!d_->hw_handle) return 0;
-  std::lock_guard lock(d_->batch_mu);
+  MutexLock lock(d_->batch_mu);
   return d_->hw_batch_error.empty() ? int(d_->hw_engines) : 0;
 }
 
@@ -53,7 +53,7 @@ std::vector<Result<void>> NvjpegEngine::decode_batch_to_textures(const abi::Deco
   }
   std::vector<bool> done(count, false);
   if (d_->hw_handle && count >= 2) {
-    std::lock_guard lock(d_->batch_mu);
+    MutexLock lock(d_->batch_mu);
     if (d_->hw_batch_error.empty())  // a failed batch: what is not done goes one by one below
       d_->batch_outcome(batch_hardware(requests, targets, count, results, done));
   }
@@ -83,7 +83,7 @@ std::vector<Result<abi::DeviceImage>> NvjpegEngine::decode_batch_to_device(const
   }
   std::vector<bool> done(count, false);
   if (d_->hw_handle && count >= 2) {
-    std::lock_guard lock(d_->batch_mu);
+    MutexLock lock(d_->batch_mu);
     if (d_->hw_batch_error.empty()) {
       auto e = batch_to_device(requests, count, results, done);
       d_->batch_outcome(e);
@@ -211,8 +211,7 @@ Result<void> NvjpegEngine::batch_hardware(const abi::DecodeRequest* requests, co
     for (size_t j = 0; j < picked.size(); ++j)
       writes.push_back({targets[picked[j]], b.planes[j].width, b.planes[j].height});
     PIXPATH_TRY(set, texture_set(writes));
-    paint.lock();
-    PIXPATH_TRY(ts, texture_stream());
+    PIXPATH_TRY(ts, lock_texture_stream(paint));
     CUDA_TRY("gpu texture", cudaGraphicsMapResources(int(resources.size()), resources.data(), ts));
     mapped = true;
     return ok();

@@ -55,7 +55,7 @@ Result<void> NvjpegEngine::copy_device_2d(void* dst, size_t dst_pitch, const voi
 std::string NvjpegEngine::info_json() {
   nlohmann::ordered_json j = d_->describe();
   {
-    std::lock_guard lock(d_->slots_mu);
+    MutexLock lock(d_->slots_mu);
     j["decode_slots"] = d_->slots_created;
   }
   if (texture_trace_on()) j["texture_trace_ms"] = texture_trace_json();

@@ -27,6 +27,7 @@
 
 #include "cuda/module_abi.h"
 #include "device_state.h"
+#include "pixpath/core/thread_annotations.h"
 #include "ycc_to_rgba.h"
 
 namespace pixpath::cuda {
@@ -110,10 +111,17 @@ class NvjpegEngine final : public abi::Engine {
   // ---- texture_interop.cc
   // Every write into a GL texture (decode_to_texture, decode_batch_to_textures, copy_to_textures)
   // is queued on this one stream, in the order the calls were made, so two writes into one
-  // texture never race. Callers hold paint_mu_.
-  Result<cudaStream_t> texture_stream();
-  // A fence (blocking-sync event) recorded on the texture stream now. Callers hold paint_mu_.
-  Result<void*> record_fence();
+  // texture never race.
+  Result<cudaStream_t> texture_stream() PIXPATH_REQUIRES(paint_mu_);
+  // A fence (blocking-sync event) recorded on the texture stream now.
+  Result<void*> record_fence() PIXPATH_REQUIRES(paint_mu_);
+  // For the decode callbacks that take paint_mu_ only once the picture is sized (through
+  // `paint`, a deferred std::unique_lock of it, held until the fence): locks it and returns the
+  // texture stream, and records the fence with it held. Clang's analysis cannot follow a
+  // std::unique_lock, hence none in these two small functions; owns_lock() is checked instead.
+  Result<cudaStream_t> lock_texture_stream(std::unique_lock<Mutex>& paint)
+      PIXPATH_NO_THREAD_SAFETY_ANALYSIS;
+  Result<void*> record_fence(std::unique_lock<Mutex>& paint) PIXPATH_NO_THREAD_SAFETY_ANALYSIS;
   static Error does_not_fit(int width, int height, const abi::TextureTarget& t);
   // One picture of `width` x `height` written into a texture region.
   struct TextureWrite {
@@ -136,14 +144,17 @@ class NvjpegEngine final : public abi::Engine {
   // (start, map done, planes decoded, converted, unmapped) and waits for them, and info_json
   // reports the median GPU time of each step; the path is then synchronous.
   struct TextureTrace {
-    std::mutex mu;
-    std::vector<float> map, decode, convert_after_decode, unmap;
+    Mutex mu;
+    std::vector<float> map PIXPATH_GUARDED_BY(mu);
+    std::vector<float> decode PIXPATH_GUARDED_BY(mu);
+    std::vector<float> convert_after_decode PIXPATH_GUARDED_BY(mu);
+    std::vector<float> unmap PIXPATH_GUARDED_BY(mu);
   };
   static bool texture_trace_on();
   nlohmann::ordered_json texture_trace_json();
 
   // ---- hardware_batch.cc
-  // The hardware part of a batch (batch_mu held): parses every request and picks the baseline
+  // The hardware part of a batch: parses every request and picks the baseline
   // colour pictures without alpha the engines take; when there are two or more, decodes them as
   // one batch into the planes of the next batch state (picked[j] is the request in plane set j).
   // `before_decode` runs once the pictures are parsed and sized, before the decode is queued.
@@ -152,23 +163,25 @@ class NvjpegEngine final : public abi::Engine {
   Result<BatchState*> batch_decode(const abi::DecodeRequest* requests, size_t count,
                                    std::vector<size_t>& picked, std::vector<bool>& done,
                                    const std::function<void(size_t, Error)>& fail,
-                                   const std::function<Result<void>(BatchState&)>& before_decode);
+                                   const std::function<Result<void>(BatchState&)>& before_decode)
+      PIXPATH_REQUIRES(d_->batch_mu);
   static ConvertJob plane_job(const PlaneSet& ps);
-  // decode_batch_to_textures' hardware part (batch_mu held): every distinct texture is mapped on
+  // decode_batch_to_textures' hardware part: every distinct texture is mapped on
   // the texture stream before the batch is queued (the map's wait for GL overlaps the decode),
   // each picture converted into its region once the batch is decoded, then one unmap.
   Result<void> batch_hardware(const abi::DecodeRequest* requests, const abi::TextureTarget* targets,
                               size_t count, std::vector<Result<void>>& results,
-                              std::vector<bool>& done);
-  // decode_batch_to_device's hardware part (batch_mu held): one conversion per picture into new
+                              std::vector<bool>& done) PIXPATH_REQUIRES(d_->batch_mu);
+  // decode_batch_to_device's hardware part: one conversion per picture into new
   // pool memory on the batch's stream, each followed by its own event.
   Result<void> batch_to_device(const abi::DecodeRequest* requests, size_t count,
-                               std::vector<Result<abi::DeviceImage>>& results, std::vector<bool>& done);
+                               std::vector<Result<abi::DeviceImage>>& results, std::vector<bool>& done)
+      PIXPATH_REQUIRES(d_->batch_mu);
 
   std::shared_ptr<DeviceState> d_;
-  std::mutex paint_mu_;
-  cudaStream_t paint_stream_ = nullptr;  // copy_to_textures (the GL thread's stream)
-  std::vector<cudaEvent_t> free_fences_;
+  Mutex paint_mu_;
+  cudaStream_t paint_stream_ PIXPATH_GUARDED_BY(paint_mu_) = nullptr;  // the texture stream
+  std::vector<cudaEvent_t> free_fences_ PIXPATH_GUARDED_BY(paint_mu_);
   TextureTrace trace_;
 };
 

@@ -50,7 +50,7 @@ Result<void> NvjpegEngine::run_self_test(int decodes) {
   // reach (the deepest rotation: pictures of kDeepBatchPixels or more).
   for (int k = 0; k < batch_depth(kDeepBatchPixels); ++k) {
     {
-      std::lock_guard lock(d_->batch_mu);
+      MutexLock lock(d_->batch_mu);
       d_->last_batch_mean_pixels = kDeepBatchPixels;  // so the next turn is the next state
     }
     if (auto e = batch(); !e) return fail(e.error().stage() + ": " + e.error().reason());

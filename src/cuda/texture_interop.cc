@@ -66,8 +66,7 @@ Result<void*> NvjpegEngine::decode_to_texture(const abi::DecodeRequest& r, const
     const auto& pl = s.color;  // sized by the decode before it calls this
     PIXPATH_CHECK(set_map_flags(*reg, t.x == 0 && t.y == 0 && pl.width == t.texture_width &&
                                           pl.height == t.texture_height));
-    paint.lock();
-    PIXPATH_TRY(ts, texture_stream());
+    PIXPATH_TRY(ts, lock_texture_stream(paint));
     CUDA_TRY("gpu texture", cudaGraphicsMapResources(1, &reg->resource, ts));
     if (trace) (void)cudaEventRecord(tev[1], ts);
     mapped = true;
@@ -105,7 +104,7 @@ Result<void*> NvjpegEngine::decode_to_texture(const abi::DecodeRequest& r, const
       (void)cudaEventSynchronize(tev[4]);
       float ms[4] = {};
       for (int i = 0; i < 4; ++i) (void)cudaEventElapsedTime(&ms[i], tev[i == 0 ? 0 : (i == 1 ? 0 : i)], tev[i + 1]);
-      std::lock_guard lock(trace_.mu);
+      MutexLock lock(trace_.mu);
       trace_.map.push_back(ms[0]);
       trace_.decode.push_back(ms[1]);
       trace_.convert_after_decode.push_back(ms[2]);
@@ -115,7 +114,7 @@ Result<void*> NvjpegEngine::decode_to_texture(const abi::DecodeRequest& r, const
     for (auto e : tev) (void)cudaEventDestroy(e);
   }
   if (!result) return result.error();
-  return record_fence();
+  return record_fence(paint);
 }
 
 bool NvjpegEngine::texture_trace_on() {
@@ -124,7 +123,7 @@ bool NvjpegEngine::texture_trace_on() {
 }
 
 nlohmann::ordered_json NvjpegEngine::texture_trace_json() {
-  std::lock_guard lock(trace_.mu);
+  MutexLock lock(trace_.mu);
   auto med = [](std::vector<float> v) {
     if (v.empty()) return -1.0f;
     std::sort(v.begin(), v.end());
@@ -142,7 +141,7 @@ nlohmann::ordered_json NvjpegEngine::texture_trace_json() {
 Result<void> NvjpegEngine::prepare_texture(const abi::TextureTarget& target) {
   PIXPATH_CHECK(bind());
   PIXPATH_TRY(TextureRegistration* reg, registration(target));
-  std::lock_guard paint(paint_mu_);
+  MutexLock paint(paint_mu_);
   PIXPATH_TRY(cudaStream_t ts, texture_stream());
   CUDA_TRY("gpu texture", cudaGraphicsMapResources(1, &reg->resource, ts));
   CUDA_TRY("gpu texture", cudaGraphicsUnmapResources(1, &reg->resource, ts));
@@ -151,7 +150,7 @@ Result<void> NvjpegEngine::prepare_texture(const abi::TextureTarget& target) {
 
 void NvjpegEngine::forget_texture(uint32_t texture) {
   (void)bind();
-  std::lock_guard lock(d_->textures_mu);
+  MutexLock lock(d_->textures_mu);
   auto it = d_->textures.find(texture);
   if (it == d_->textures.end()) return;
   (void)cudaDeviceSynchronize();  // rare: a window's texture re-created or deleted
@@ -169,7 +168,7 @@ Result<void*> NvjpegEngine::copy_to_textures(const abi::DeviceCopy* copies, size
   if (count == 0) return gpu_error(ErrorCode::InvalidArgument, "gpu texture", "nothing to copy");
   if (inject_failure("texture"))
     return gpu_error(ErrorCode::Internal, "gpu texture", "failure injected (PIXPATH_CUDA_INJECT_FAILURE)");
-  std::lock_guard lock(paint_mu_);
+  MutexLock lock(paint_mu_);
   PIXPATH_CHECK(texture_stream());
   std::vector<TextureWrite> writes;
   writes.reserve(count);
@@ -213,6 +212,17 @@ Result<cudaStream_t> NvjpegEngine::texture_stream() {
   return paint_stream_;
 }
 
+Result<cudaStream_t> NvjpegEngine::lock_texture_stream(std::unique_lock<Mutex>& paint) {
+  if (!paint.owns_lock()) paint.lock();
+  return texture_stream();
+}
+
+Result<void*> NvjpegEngine::record_fence(std::unique_lock<Mutex>& paint) {
+  if (!paint.owns_lock())
+    return gpu_error(ErrorCode::Internal, "gpu texture", "fence asked for without the texture lock");
+  return record_fence();
+}
+
 Result<void*> NvjpegEngine::record_fence() {
   cudaEvent_t fence = nullptr;
   if (!free_fences_.empty()) {
@@ -239,7 +249,7 @@ Result<void> NvjpegEngine::wait_fence(void* fence) {
 }
 
 void NvjpegEngine::release_fence(void* fence) {
-  std::lock_guard lock(paint_mu_);
+  MutexLock lock(paint_mu_);
   free_fences_.push_back(static_cast<cudaEvent_t>(fence));
 }
 
@@ -273,7 +283,7 @@ Result<NvjpegEngine::TextureSet> NvjpegEngine::texture_set(const std::vector<Tex
 Result<TextureRegistration*> NvjpegEngine::registration(const abi::TextureTarget& t) {
   if (t.texture == 0 || t.texture_width <= 0 || t.texture_height <= 0 || t.x < 0 || t.y < 0)
     return gpu_error(ErrorCode::InvalidArgument, "gpu texture", "no texture, or a negative position");
-  std::lock_guard lock(d_->textures_mu);
+  MutexLock lock(d_->textures_mu);
   auto it = d_->textures.find(t.texture);
   if (it != d_->textures.end()) return &it->second;
   TextureRegistration reg;

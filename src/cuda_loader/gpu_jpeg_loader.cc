@@ -13,6 +13,7 @@
 
 #include "cuda/module_abi.h"
 #include "pixpath/core/storage.h"
+#include "pixpath/core/thread_annotations.h"
 #include "pixpath/cuda/gpu_jpeg.h"
 
 namespace pixpath::cuda {
@@ -36,9 +37,9 @@ std::string program_dir() {
 
 // Loads the module once per process (never unloaded: pictures it made may outlive decoders).
 Result<const abi::ModuleEntry*> load_module(const std::string& path) {
-  static std::mutex mu;
-  static std::map<std::string, const abi::ModuleEntry*> loaded;
-  std::lock_guard lock(mu);
+  static Mutex mu;
+  static std::map<std::string, const abi::ModuleEntry*> loaded PIXPATH_GUARDED_BY(mu);
+  MutexLock lock(mu);
   std::vector<std::string> candidates;
   if (!path.empty()) {
     candidates.push_back(path);
@@ -140,11 +141,11 @@ Result<Picture> wrap_device_image(const std::shared_ptr<abi::Engine>& engine,
 
 // The CUDA MemoryKindCopier (make_writable() of CUDA pictures): uses the engine of the most
 // recently created decoder.
-std::mutex g_copier_mu;
-std::weak_ptr<abi::Engine> g_copier_engine;
+Mutex g_copier_mu;
+std::weak_ptr<abi::Engine> g_copier_engine PIXPATH_GUARDED_BY(g_copier_mu);
 
 std::shared_ptr<abi::Engine> copier_engine() {
-  std::lock_guard lock(g_copier_mu);
+  MutexLock lock(g_copier_mu);
   return g_copier_engine.lock();
 }
 
@@ -300,7 +301,7 @@ Result<std::unique_ptr<GpuJpegDecoder>> GpuJpegDecoder::create(const GpuDecoderO
   eo.self_test_decodes = options.self_test_decodes;
   PIXPATH_TRY(std::shared_ptr<abi::Engine> engine, entry->create(eo));
   {
-    std::lock_guard lock(g_copier_mu);
+    MutexLock lock(g_copier_mu);
     g_copier_engine = engine;
   }
   static std::once_flag registered;

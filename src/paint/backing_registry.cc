@@ -1,16 +1,16 @@
 #include "pixpath/paint/backing_registry.h"
 
 #include <map>
-#include <mutex>
 
+#include "pixpath/core/thread_annotations.h"
 #include "pixpath/paint/cpu_backing.h"
 
 namespace pixpath::paint {
 namespace {
 
 struct Registry {
-  std::mutex mu;
-  std::map<std::string, BackingFactory> factories;
+  Mutex mu;
+  std::map<std::string, BackingFactory> factories PIXPATH_GUARDED_BY(mu);
   Registry() {
     factories["cpu"] = []() -> Result<std::unique_ptr<Backing>> {
       return std::unique_ptr<Backing>(std::make_unique<CpuBacking>());
@@ -26,18 +26,20 @@ Registry& registry() {
 }  // namespace
 
 void register_backing(std::string name, BackingFactory factory) {
-  std::lock_guard<std::mutex> lock(registry().mu);
-  registry().factories[std::move(name)] = std::move(factory);
+  Registry& r = registry();
+  MutexLock lock(r.mu);
+  r.factories[std::move(name)] = std::move(factory);
 }
 
 Result<std::unique_ptr<Backing>> make_backing(const std::string& name) {
   BackingFactory f;
   {
-    std::lock_guard<std::mutex> lock(registry().mu);
-    auto it = registry().factories.find(name);
-    if (it == registry().factories.end()) {
+    Registry& r = registry();
+    MutexLock lock(r.mu);
+    auto it = r.factories.find(name);
+    if (it == r.factories.end()) {
       std::string known;
-      for (const auto& [n, _] : registry().factories) known += (known.empty() ? "" : ", ") + n;
+      for (const auto& [n, _] : r.factories) known += (known.empty() ? "" : ", ") + n;
       return Error(ErrorCode::Unavailable, "backing", "create",
                    "no backing '" + name + "' in this build (have: " + known + ")");
     }
@@ -47,9 +49,10 @@ Result<std::unique_ptr<Backing>> make_backing(const std::string& name) {
 }
 
 std::vector<std::string> backing_names() {
-  std::lock_guard<std::mutex> lock(registry().mu);
+  Registry& r = registry();
+  MutexLock lock(r.mu);
   std::vector<std::string> out;
-  for (const auto& [n, _] : registry().factories) out.push_back(n);
+  for (const auto& [n, _] : r.factories) out.push_back(n);
   return out;
 }
 

@@ -122,12 +122,12 @@ class ViewerListener final : public xpra::SessionListener {
       : engine_(engine), recording_(recording), start_(start) {}
 
   void on_server_hello(const xpra::ServerInfo& info) override {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     server_version_ = info.version;
   }
   void on_window_new(const xpra::WindowInfo& w) override {
     {
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       WindowRecord& r = windows_[w.wid];
       r = WindowRecord{w.wid, w.x, w.y, w.w, w.h, w.override_redirect, false, w.title, r.snapshot};
     }
@@ -140,7 +140,7 @@ class ViewerListener final : public xpra::SessionListener {
   }
   void on_window_lost(int64_t wid) override {
     {
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       windows_[wid].lost = true;
     }
     engine_.window_lost(wid);
@@ -151,13 +151,13 @@ class ViewerListener final : public xpra::SessionListener {
   }
   void on_metadata(const xpra::WindowMetadata& m) override {
     if (!m.title) return;
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     windows_[m.wid].title = *m.title;
   }
   void on_move_resize(const xpra::WindowGeometry& g) override {
     bool resized = false;
     {
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       auto it = windows_.find(g.wid);
       if (it == windows_.end()) return;
       resized = it->second.w != g.w || it->second.h != g.h;
@@ -173,7 +173,7 @@ class ViewerListener final : public xpra::SessionListener {
   }
   void on_draw(DrawPacket&& d) override {
     {
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       draws_received_++;
       if (d.options.delta || d.options.store)
         delta_flags_[{d.wid, d.sequence}] = {d.options.delta.has_value(), d.options.store.has_value()};
@@ -188,13 +188,13 @@ class ViewerListener final : public xpra::SessionListener {
     engine_.submit(std::move(d));
   }
   void on_closed(const xpra::SessionEnd& end) override {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     end_ = end;
   }
 
   // Any thread: was this draw a delta / store draw? (forgets it)
   std::pair<bool, bool> take_delta_flags(int64_t wid, int64_t sequence) {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     auto it = delta_flags_.find({wid, sequence});
     if (it == delta_flags_.end()) return {false, false};
     auto f = it->second;
@@ -202,42 +202,42 @@ class ViewerListener final : public xpra::SessionListener {
     return f;
   }
   std::optional<WindowRecord> window(int64_t wid) {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     auto it = windows_.find(wid);
     if (it == windows_.end()) return std::nullopt;
     return it->second;
   }
   void set_snapshot(int64_t wid, const std::string& path) {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     windows_[wid].snapshot = path;
   }
   std::vector<WindowRecord> windows() {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     std::vector<WindowRecord> v;
     for (const auto& [_, w] : windows_) v.push_back(w);
     return v;
   }
   std::optional<xpra::SessionEnd> end() {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     return end_;
   }
   std::string server_version() {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     return server_version_;
   }
   int64_t draws_received() {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     return draws_received_;
   }
   std::vector<std::string> recording_errors() {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     return recording_errors_;
   }
 
  private:
   void record(paint::RecordedEvent e, Clock::time_point when) {
     if (!recording_) return;
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     // Arrival times never go backwards in a recording (a packet parsed from the same read
     // as the previous one may carry an earlier stamp than that one's callback).
     int64_t t = std::chrono::duration_cast<std::chrono::microseconds>(when - start_).count();
@@ -250,7 +250,7 @@ class ViewerListener final : public xpra::SessionListener {
   paint::PaintEngine& engine_;
   std::optional<paint::RecordingWriter>& recording_;  // written only on the reader thread
   const Clock::time_point start_;
-  std::mutex mu_;
+  Mutex mu_;
   std::map<int64_t, WindowRecord> windows_ PIXPATH_GUARDED_BY(mu_);
   std::map<std::pair<int64_t, int64_t>, std::pair<bool, bool>> delta_flags_ PIXPATH_GUARDED_BY(mu_);
   std::optional<xpra::SessionEnd> end_ PIXPATH_GUARDED_BY(mu_);

@@ -12,12 +12,12 @@
 #include <cstdlib>
 #include <fstream>
 #include <map>
-#include <mutex>
 
 #include "net/xpra/testing/fake_peer.h"
 #include "pixpath/client/client_pipeline.h"
 #include "pixpath/codecs/registry.h"
 #include "pixpath/core/counters.h"
+#include "pixpath/core/thread_annotations.h"
 #include "pixpath/net/xpra/bencode.h"
 #include "pixpath/net/xpra/framing.h"
 #include "pixpath/paint/cpu_backing.h"
@@ -71,8 +71,8 @@ struct Client {
   FakePeer peer;
   paint::CpuBacking backing;
   std::unique_ptr<ClientPipeline> pipeline;
-  std::mutex mu;
-  std::vector<std::string> log;
+  Mutex mu;
+  std::vector<std::string> log PIXPATH_GUARDED_BY(mu);
 
   explicit Client(ClientLimits limits = {}, int peer_receive_buffer = 0,
                   bool run_hello = true)
@@ -81,7 +81,7 @@ struct Client {
     o.session.url = peer.url();
     o.session.encodings = {"rgb24", "rgb32", "png", "jpeg", "jpega", "webp", "scroll"};
     o.session.log = [this](std::string_view l) {
-      std::lock_guard lock(mu);
+      MutexLock lock(mu);
       log.emplace_back(l);
     };
     o.session.disconnect_timeout = 500ms;
@@ -110,13 +110,13 @@ struct Client {
         << "window " << wid << " never appeared";
   }
   bool logged(std::string_view text) {
-    std::lock_guard lock(mu);
+    MutexLock lock(mu);
     for (const auto& l : log)
       if (l.find(text) != std::string::npos) return true;
     return false;
   }
   std::string log_text() {
-    std::lock_guard lock(mu);
+    MutexLock lock(mu);
     std::string s;
     for (const auto& l : log) s += "  " + l + "\n";
     return s;
@@ -642,7 +642,7 @@ TEST(HostileServer, FloodOfInventedPacketTypes) {
   ASSERT_TRUE(c.peer.wait_packet("ping_echo", 0, 20s));
   size_t lines = 0;
   {
-    std::lock_guard lock(c.mu);
+    MutexLock lock(c.mu);
     for (const auto& l : c.log) lines += l.find("invented-") != std::string::npos;
   }
   EXPECT_EQ(lines, 64u);

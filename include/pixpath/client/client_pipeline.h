@@ -24,7 +24,6 @@
 #include <chrono>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -32,6 +31,7 @@
 
 #include "pixpath/client/client_limits.h"
 #include "pixpath/core/result.h"
+#include "pixpath/core/thread_annotations.h"
 #include "pixpath/net/xpra/session.h"
 #include "pixpath/paint/backing.h"
 #include "pixpath/paint/paint_engine.h"
@@ -115,11 +115,11 @@ class ClientPipeline final : private xpra::SessionListener {
   std::atomic<xpra::Session*> ack_target_{nullptr};
   bool stopped_ = false;  // UI thread
 
-  mutable std::mutex mu_;
-  std::vector<DamageAck> early_acks_;                  // guarded by mu_: before ack_target_
-  std::unordered_map<int64_t, int> outstanding_;       // guarded by mu_: sequence -> count
-  ClientPipelineStats stats_;                          // guarded by mu_ (counting fields)
-  std::optional<xpra::SessionEnd> end_;                // guarded by mu_
+  mutable Mutex mu_;
+  std::vector<DamageAck> early_acks_ PIXPATH_GUARDED_BY(mu_);  // before ack_target_
+  std::unordered_map<int64_t, int> outstanding_ PIXPATH_GUARDED_BY(mu_);  // sequence -> count
+  ClientPipelineStats stats_ PIXPATH_GUARDED_BY(mu_);
+  std::optional<xpra::SessionEnd> end_ PIXPATH_GUARDED_BY(mu_);
 };
 
 }  // namespace pixpath::client

@@ -18,6 +18,9 @@
 #define PIXPATH_ACQUIRE(...) PIXPATH_TSA(acquire_capability(__VA_ARGS__))
 #define PIXPATH_RELEASE(...) PIXPATH_TSA(release_capability(__VA_ARGS__))
 #define PIXPATH_EXCLUDES(...) PIXPATH_TSA(locks_excluded(__VA_ARGS__))
+// Turns the check off for one function (or lambda) whose locking clang cannot follow, e.g. a
+// lock taken conditionally inside a callback; say why where it is used.
+#define PIXPATH_NO_THREAD_SAFETY_ANALYSIS PIXPATH_TSA(no_thread_safety_analysis)
 
 namespace pixpath {
 

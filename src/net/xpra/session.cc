@@ -116,7 +116,7 @@ Result<void> Session::send_packet(const Value& packet) {
     // The stream is unusable (a partial write, a timeout): end the session with the reason.
     bool first = false;
     {
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       if (!send_error_) {
         send_error_ = sent.error();
         first = true;
@@ -136,13 +136,13 @@ Result<void> Session::send_ack(const DamageAck& ack) {
 }
 
 ServerInfo Session::server_info() const {
-  std::lock_guard lock(mu_);
+  MutexLock lock(mu_);
   return server_info_;
 }
 
 Result<void> Session::wait_until_ready(std::chrono::milliseconds timeout) {
-  std::unique_lock lock(mu_);
-  bool done = cv_.wait_for(lock, timeout, [&] {
+  MutexLock lock(mu_);
+  bool done = cv_.wait_for(mu_, timeout, [&]() PIXPATH_REQUIRES(mu_) {
     return state_.load() == State::Ready || end_.has_value();
   });
   if (state_.load() == State::Ready && !end_) return {};
@@ -157,8 +157,8 @@ Result<void> Session::wait_until_ready(std::chrono::milliseconds timeout) {
 }
 
 bool Session::wait_until_closed(std::chrono::milliseconds timeout) {
-  std::unique_lock lock(mu_);
-  return cv_.wait_for(lock, timeout, [&] { return end_.has_value(); });
+  MutexLock lock(mu_);
+  return cv_.wait_for(mu_, timeout, [&]() PIXPATH_REQUIRES(mu_) { return end_.has_value(); });
 }
 
 Result<void> Session::disconnect(std::string reason) {
@@ -190,7 +190,7 @@ void Session::request_disconnect(std::string reason) {
 
 void Session::finish(SessionEnd end) {
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     if (end_) return;
     end_ = end;
     state_ = State::Closed;
@@ -233,7 +233,7 @@ void Session::reader_loop() {
     if (send_failed_) {
       std::optional<Error> e;
       {
-        std::lock_guard lock(mu_);
+        MutexLock lock(mu_);
         e = send_error_;
       }
       finish(SessionEnd{false, {}, e->within("xpra", "send")});

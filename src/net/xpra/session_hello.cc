@@ -181,7 +181,7 @@ Result<void> Session::handle_hello(const Packet& p) {
     }
   }
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     server_info_ = info;
     state_ = State::Ready;
   }
@@ -214,7 +214,7 @@ void Session::handle_encodings(const Packet& p) {
     }
   }
   {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     server_info_.encodings = encodings;
   }
   log(LogLevel::Debug, "server encodings: " + joined(encodings));

@@ -9,6 +9,7 @@
 
 #include "net/xpra/testing/fake_peer.h"
 #include "net/xpra/testing/recording_listener.h"
+#include "pixpath/core/thread_annotations.h"
 
 namespace pixpath::xpra {
 namespace {
@@ -20,8 +21,8 @@ using testing::RecordingListener;
 struct Harness {
   FakePeer peer;
   RecordingListener listener;
-  std::mutex log_mu;
-  std::vector<std::string> log_lines;
+  Mutex log_mu;
+  std::vector<std::string> log_lines PIXPATH_GUARDED_BY(log_mu);
   std::unique_ptr<Session> session;
 
   explicit Harness(FrameLimits limits = {}, std::string password = "",
@@ -34,7 +35,7 @@ struct Harness {
     o.password.env_var = "PIXPATH_SESSION_TEST_UNSET";
     o.password.literal = password;
     o.log = [this](std::string_view l) {
-      std::lock_guard lock(log_mu);
+      MutexLock lock(log_mu);
       log_lines.emplace_back(l);
     };
     auto s = Session::start(std::move(o), listener);
@@ -52,7 +53,7 @@ struct Harness {
     EXPECT_TRUE(r.ok()) << r.error().message();
   }
   bool logged(std::string_view text) {
-    std::lock_guard lock(log_mu);
+    MutexLock lock(log_mu);
     for (const auto& l : log_lines) {
       if (l.find(text) != std::string::npos) return true;
     }

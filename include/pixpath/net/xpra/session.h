@@ -32,7 +32,6 @@
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <set>
 #include <string>
@@ -254,14 +253,13 @@ class Session {
   int64_t window_pixels_ = 0;              // reader thread only: their area
   std::set<int64_t> refused_windows_;      // reader thread only (bounded)
   // A send failed for good (e.g. timed out): the reader ends the session with it.
-  std::optional<Error> send_error_;        // guarded by mu_
+  std::optional<Error> send_error_ PIXPATH_GUARDED_BY(mu_);
   std::atomic<bool> send_failed_{false};
 
-  mutable std::mutex mu_;  // guards server_info_, end_, closed_ and signals cv_
-  std::condition_variable cv_;
-  ServerInfo server_info_;            // guarded by mu_
-  std::optional<SessionEnd> end_;     // guarded by mu_
-  bool joined_ = false;               // guarded by mu_ (set by disconnect/destructor)
+  mutable Mutex mu_;  // guards the members that name it; cv_ waits on it
+  std::condition_variable_any cv_;
+  ServerInfo server_info_ PIXPATH_GUARDED_BY(mu_);
+  std::optional<SessionEnd> end_ PIXPATH_GUARDED_BY(mu_);
 
   std::atomic<uint64_t> packets_received_{0}, draws_received_{0}, draws_rejected_{0},
       acks_sent_{0}, pings_answered_{0}, compressed_packets_{0}, windows_refused_{0};

@@ -17,12 +17,12 @@
 #include <cerrno>
 #include <chrono>
 #include <condition_variable>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "pixpath/core/thread_annotations.h"
 #include "pixpath/net/xpra/chunk_parser.h"
 #include "pixpath/net/xpra/framing.h"
 
@@ -100,29 +100,29 @@ class FakePeer {
   // text after its first packet and is disconnected, as a server that cannot read its packet
   // encoder does; the next client is served as usual. Call before the client connects.
   void refuse_first_client(std::string line) {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     refusals_.insert(refusals_.begin(), std::move(line));
   }
   void refuse_second_client_with(std::string line) {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     refusals_.push_back(std::move(line));
   }
   // The packet encoder of the refused first client's packet, and of the last packet read.
   std::optional<PacketEncoder> first_client_encoder() {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     return first_encoder_;
   }
   std::optional<PacketEncoder> last_encoder() {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     return last_encoder_;
   }
 
   // Waits for the n-th (0-based) packet of `type` from the client.
   std::optional<Value> wait_packet(const std::string& type, size_t n = 0,
                                    std::chrono::milliseconds timeout = std::chrono::seconds(5)) {
-    std::unique_lock lock(mu_);
+    MutexLock lock(mu_);
     std::optional<Value> found;
-    cv_.wait_for(lock, timeout, [&] {
+    cv_.wait_for(mu_, timeout, [&]() PIXPATH_REQUIRES(mu_) {
       size_t seen = 0;
       for (const auto& p : packets_) {
         if (p.type == type && seen++ == n) {
@@ -135,21 +135,21 @@ class FakePeer {
     return found;
   }
   size_t count(const std::string& type) {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     size_t c = 0;
     for (const auto& p : packets_) c += p.type == type;
     return c;
   }
   // True once the client closed its side.
   bool wait_client_eof(std::chrono::milliseconds timeout = std::chrono::seconds(5)) {
-    std::unique_lock lock(mu_);
-    return cv_.wait_for(lock, timeout, [&] { return eof_; });
+    MutexLock lock(mu_);
+    return cv_.wait_for(mu_, timeout, [&]() PIXPATH_REQUIRES(mu_) { return eof_; });
   }
 
  private:
   void wait_connected() {
-    std::unique_lock lock(mu_);
-    cv_.wait_for(lock, std::chrono::seconds(5), [&] { return client_fd_ >= 0; });
+    MutexLock lock(mu_);
+    cv_.wait_for(mu_, std::chrono::seconds(5), [&] { return client_fd_ >= 0; });
   }
   // Reads until the client's first packet (bounded), returns its encoder.
   std::optional<PacketEncoder> first_packet_encoder(int fd) {
@@ -172,14 +172,14 @@ class FakePeer {
     for (bool first = true;; first = false) {
       std::string line;
       {
-        std::lock_guard lock(mu_);
+        MutexLock lock(mu_);
         if (refusals_.empty()) break;
         line = refusals_.front();
         refusals_.erase(refusals_.begin());
       }
       auto encoder = first_packet_encoder(fd);
       if (first) {
-        std::lock_guard lock(mu_);
+        MutexLock lock(mu_);
         first_encoder_ = encoder;
       }
       (void)::send(fd, line.data(), line.size(), MSG_NOSIGNAL);
@@ -189,7 +189,7 @@ class FakePeer {
       if (fd < 0) return;
     }
     {
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       client_fd_ = fd;
     }
     cv_.notify_all();
@@ -206,7 +206,7 @@ class FakePeer {
       (void)parser.feed({buf.data(), size_t(n)}, got);
       bool bye = false;
       {
-        std::lock_guard lock(mu_);
+        MutexLock lock(mu_);
         for (auto& p : got) {
           bye |= p.type == "disconnect";  // like xpra: close once the client said goodbye
           last_encoder_ = p.encoder;
@@ -217,7 +217,7 @@ class FakePeer {
       cv_.notify_all();
     }
     {
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       eof_ = true;
     }
     cv_.notify_all();
@@ -229,12 +229,13 @@ class FakePeer {
   std::atomic<bool> stop_{false};
   std::atomic<bool> paused_{false};
   std::thread thread_;
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::vector<Packet> packets_;  // guarded by mu_
-  bool eof_ = false;             // guarded by mu_
-  std::vector<std::string> refusals_;                 // guarded by mu_
-  std::optional<PacketEncoder> first_encoder_, last_encoder_;  // guarded by mu_
+  Mutex mu_;
+  std::condition_variable_any cv_;
+  std::vector<Packet> packets_ PIXPATH_GUARDED_BY(mu_);
+  bool eof_ PIXPATH_GUARDED_BY(mu_) = false;
+  std::vector<std::string> refusals_ PIXPATH_GUARDED_BY(mu_);
+  std::optional<PacketEncoder> first_encoder_ PIXPATH_GUARDED_BY(mu_);
+  std::optional<PacketEncoder> last_encoder_ PIXPATH_GUARDED_BY(mu_);
 };
 
 }  // namespace pixpath::xpra::testing

@@ -9,9 +9,9 @@
 #include <chrono>
 #include <condition_variable>
 #include <functional>
-#include <mutex>
 #include <vector>
 
+#include "pixpath/core/thread_annotations.h"
 #include "pixpath/net/xpra/session.h"
 
 namespace pixpath::xpra::testing {
@@ -33,42 +33,42 @@ class RecordingListener : public SessionListener {
   void set_session(Session* s) {
     std::vector<DamageAck> pending;
     {
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       session_ = s;
       pending.swap(pending_);
     }
     for (const auto& a : pending) send(s, a);
   }
   void set_auto_ack(bool on) {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     auto_ack_ = on;
   }
 
   // Waits until pred(events) is true or `timeout` passes; returns pred's last value.
   bool wait_for(std::chrono::milliseconds timeout, const std::function<bool(const Events&)>& pred) {
-    std::unique_lock lock(mu_);
-    return cv_.wait_for(lock, timeout, [&] { return pred(events_); });
+    MutexLock lock(mu_);
+    return cv_.wait_for(mu_, timeout, [&]() PIXPATH_REQUIRES(mu_) { return pred(events_); });
   }
   Events snapshot() const {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     return events_;
   }
   size_t ack_failures() const {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     return ack_failures_;
   }
 
-  void on_server_hello(const ServerInfo& info) override { record([&] { events_.hellos.push_back(info); }); }
-  void on_window_new(const WindowInfo& w) override { record([&] { events_.windows.push_back(w); }); }
-  void on_window_lost(int64_t wid) override { record([&] { events_.lost.push_back(wid); }); }
-  void on_metadata(const WindowMetadata& m) override { record([&] { events_.metadata.push_back(m); }); }
-  void on_move_resize(const WindowGeometry& g) override { record([&] { events_.geometry.push_back(g); }); }
-  void on_closed(const SessionEnd& e) override { record([&] { events_.ends.push_back(e); }); }
+  void on_server_hello(const ServerInfo& info) override { record([&](Events& ev) { ev.hellos.push_back(info); }); }
+  void on_window_new(const WindowInfo& w) override { record([&](Events& ev) { ev.windows.push_back(w); }); }
+  void on_window_lost(int64_t wid) override { record([&](Events& ev) { ev.lost.push_back(wid); }); }
+  void on_metadata(const WindowMetadata& m) override { record([&](Events& ev) { ev.metadata.push_back(m); }); }
+  void on_move_resize(const WindowGeometry& g) override { record([&](Events& ev) { ev.geometry.push_back(g); }); }
+  void on_closed(const SessionEnd& e) override { record([&](Events& ev) { ev.ends.push_back(e); }); }
   void on_draw(DrawPacket&& d) override {
     Session* s = nullptr;
     bool ack = false;
     {
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       s = session_;
       ack = auto_ack_;
     }
@@ -76,36 +76,37 @@ class RecordingListener : public SessionListener {
     if (ack && s) {
       send(s, a);
     } else if (ack) {
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       pending_.push_back(a);
     }
-    record([&] { events_.draws.push_back(std::move(d)); });
+    record([&](Events& ev) { ev.draws.push_back(std::move(d)); });
   }
 
  private:
   void send(Session* s, const DamageAck& a) {
     if (!s->send_ack(a).ok()) {
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       ++ack_failures_;
     }
   }
 
+  // Runs f(events_) under mu_ and wakes the waiters.
   template <class F>
   void record(F&& f) {
     {
-      std::lock_guard lock(mu_);
-      f();
+      MutexLock lock(mu_);
+      f(events_);
     }
     cv_.notify_all();
   }
 
-  mutable std::mutex mu_;
-  std::condition_variable cv_;
-  Events events_;            // guarded by mu_
-  Session* session_ = nullptr;  // guarded by mu_
-  bool auto_ack_ = true;     // guarded by mu_
-  std::vector<DamageAck> pending_;  // guarded by mu_: draws seen before set_session()
-  size_t ack_failures_ = 0;  // guarded by mu_
+  mutable Mutex mu_;
+  std::condition_variable_any cv_;
+  Events events_ PIXPATH_GUARDED_BY(mu_);
+  Session* session_ PIXPATH_GUARDED_BY(mu_) = nullptr;
+  bool auto_ack_ PIXPATH_GUARDED_BY(mu_) = true;
+  std::vector<DamageAck> pending_ PIXPATH_GUARDED_BY(mu_);  // draws seen before set_session()
+  size_t ack_failures_ PIXPATH_GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace pixpath::xpra::testing
