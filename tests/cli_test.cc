@@ -161,5 +161,87 @@ TEST(Cli, GpuDecoderWithoutAGpuSaysWhy) {
   EXPECT_NE(autoplay.out.find("decoder cpu"), std::string::npos) << autoplay.out;
 }
 
+// Every value is checked while the command line is parsed (src/tools/option_values.h): a bad
+// one is exit status 2 and one line that names the option and what it wants.
+TEST(Cli, BadValuesExitTwoNamingTheOption) {
+  TempDir tmp;
+  const std::string png = test_data_dir() + "/sample-window-1.png";
+  struct Case {
+    std::vector<std::string> args;
+    std::string says;
+  };
+  const std::vector<Case> cases = {
+      {{"decode", png, "-o", tmp / "x.png", "--size", "8by4", "--rgb-format", "BGRX"},
+       "--size: expected WxH"},
+      {{"decode", png, "-o", tmp / "x.png", "--size", "0x4", "--rgb-format", "BGRX"},
+       "--size: expected WxH"},
+      {{"decode", png, "-o", tmp / "x.png", "--size", "8x4"}, "--size requires --rgb-format"},
+      {{"decode", png, "-o", tmp / "x.png", "--rowstride", "32"}, "--rowstride requires --size"},
+      {{"decode", png, "-o", tmp / "x.png", "--size", "8x4", "--rgb-format", "YUV420P"},
+       "--rgb-format: wants RGB, BGR"},
+      {{"decode", png, "-o", tmp / "x.png", "--size", "8x4", "--rgb-format", "BGRX", "--rowstride", "-3"},
+       "--rowstride"},
+      {{"decode", png, "-o", tmp / "x.png", "--size", "8x4", "--rgb-format", "BGRX", "--gpu"},
+       "excludes"},
+      {{"encode", png, "-o", tmp / "x", "--coding", "h265"}, "--coding: no encoder for coding 'h265'"},
+      {{"encode", png, "-o", tmp / "x", "--coding", "jpeg", "--subsampling", "411"},
+       "--subsampling: wants 444, 422, 420 or gray, not '411'"},
+      {{"encode", png, "-o", tmp / "x", "--coding", "rgb24", "--compression", "gzip"},
+       "--compression: wants none, zlib or lz4, not 'gzip'"},
+      {{"encode", png, "-o", tmp / "x", "--coding", "jpeg", "--restart", "70000"}, "--restart"},
+      {{"encode", png, "-o", tmp / "x", "--coding", "jpeg", "--quality", "good"}, "--quality"},
+      {{"attach", "tcp://127.0.0.1:1/", "--max-picture-size", "big"},
+       "--max-picture-size: expected WxH"},
+      {{"attach", "tcp://127.0.0.1:1/", "--max-packet-size", "0"},
+       "--max-packet-size: must be at least 1 byte"},
+      {{"attach", "tcp://127.0.0.1:1/", "--max-decompressed-size", "12Q"}, "--max-decompressed-size"},
+      {{"record", "tcp://127.0.0.1:1/", "-o", tmp / "r.pxrec", "--max-windows", "0"}, "--max-windows"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.args[0] + " ... " + c.args[c.args.size() - 2] + " " + c.args.back());
+    auto r = pixpath(tmp, c.args);
+    expect_one_line_error(r, 2, c.args[0]);
+    EXPECT_NE(r.err.find(c.says), std::string::npos) << r.err;
+  }
+  EXPECT_FALSE(std::filesystem::exists(tmp / "x")) << "nothing written on bad arguments";
+  // A backing this build lacks is a failure to play (1), not a bad argument.
+  auto play = pixpath(tmp, {"play", test_data_dir() + "/sample.pxrec", "--backing", "nonesuch"});
+  expect_one_line_error(play, 1, "play");
+  EXPECT_NE(play.err.find("no backing 'nonesuch'"), std::string::npos) << play.err;
+}
+
+// Every coding pixpath encodes, read back by decode; raw rgb bytes decode with --size and
+// --rgb-format to the same pixels as the picture they came from.
+TEST(Cli, EveryCodingAndRawRgb) {
+  TempDir tmp;
+  const std::string png = test_data_dir() + "/sample-window-1.png";
+  for (std::string coding : {"jpeg", "jpega", "png", "webp", "rgb24", "rgb32"}) {
+    const std::string out = tmp / ("out." + coding);
+    auto e = pixpath(tmp, {"encode", png, "-o", out, "--coding", coding, "--quality", "80"});
+    ASSERT_EQ(e.exit_code, 0) << coding << ": " << e.err;
+    EXPECT_EQ(e.out.rfind("encoded " + png + " -> " + out + ": " + coding + " ", 0), 0u) << e.out;
+    if (coding == "jpeg" || coding == "png" || coding == "webp") {
+      for (const char* ext : {".png", ".ppm", ".pam"}) {
+        auto d = pixpath(tmp, {"decode", out, "-o", tmp / ("back-" + coding + ext)});
+        EXPECT_EQ(d.exit_code, 0) << coding << ext << ": " << d.err;
+      }
+    }
+  }
+  // rgb32 without compression is the raw RGBX rows; decode them back as raw input.
+  auto raw = pixpath(tmp, {"encode", png, "-o", tmp / "raw.rgbx", "--coding", "rgb32"});
+  ASSERT_EQ(raw.exit_code, 0) << raw.err;
+  ASSERT_NE(raw.out.find("rgb_format RGBX, rowstride 2024"), std::string::npos) << raw.out;
+  auto from_raw = pixpath(tmp, {"decode", tmp / "raw.rgbx", "-o", tmp / "raw.ppm", "--size", "506x67",
+                                "--rgb-format", "RGBX", "--rowstride", "2024"});
+  ASSERT_EQ(from_raw.exit_code, 0) << from_raw.err;
+  auto from_png = pixpath(tmp, {"decode", png, "-o", tmp / "png.ppm"});
+  ASSERT_EQ(from_png.exit_code, 0) << from_png.err;
+  EXPECT_EQ(read_text(tmp / "raw.ppm"), read_text(tmp / "png.ppm")) << "raw RGBX and PNG, same pixels";
+  // The wrong size for the bytes is a decode failure (1), not a bad argument.
+  auto wrong = pixpath(tmp, {"decode", tmp / "raw.rgbx", "-o", tmp / "w.ppm", "--size", "507x67",
+                             "--rgb-format", "RGBX", "--rowstride", "2028"});
+  expect_one_line_error(wrong, 1, "decode");
+}
+
 }  // namespace
 }  // namespace pixpath::testing

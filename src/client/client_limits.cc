@@ -1,9 +1,58 @@
 #include "pixpath/client/client_limits.h"
 
+#include <algorithm>
+#include <limits>
+#include <string>
+
 #include "pixpath/net/xpra/session.h"
 #include "pixpath/paint/paint_engine.h"
 
 namespace pixpath::client {
+namespace {
+
+constexpr int kMaxPictureSide = 65535;
+
+Error refused(std::string stage, std::string reason) {
+  return Error(ErrorCode::InvalidArgument, "client limits", std::move(stage), std::move(reason));
+}
+
+}  // namespace
+
+Result<void> ClientLimits::set_max_picture_size(int width, int height) {
+  if (width < 1 || height < 1 || width > kMaxPictureSide || height > kMaxPictureSide) {
+    return refused("max picture size", "each side must be 1.." + std::to_string(kMaxPictureSide) +
+                                           ", not " + std::to_string(width) + "x" +
+                                           std::to_string(height));
+  }
+  const uint64_t pixels = uint64_t(width) * uint64_t(height);
+  decode.max_width = width;
+  decode.max_height = height;
+  decode.max_pixels = pixels;
+  picture.max_width = width;
+  picture.max_height = height;
+  picture.max_bytes = std::max<uint64_t>(picture.max_bytes, pixels * 4);
+  return ok();
+}
+
+Result<void> ClientLimits::set_max_packet_size(uint64_t bytes) {
+  if (bytes == 0 || bytes > std::numeric_limits<size_t>::max()) {
+    return refused("max packet size", "must be at least 1 byte and fit in memory, not " +
+                                          std::to_string(bytes));
+  }
+  frame.max_packet_size = size_t(bytes);
+  frame.max_chunk_size = std::min(frame.max_chunk_size, size_t(bytes));
+  return ok();
+}
+
+Result<void> ClientLimits::set_max_decompressed_size(uint64_t bytes) {
+  if (bytes == 0 || bytes > std::numeric_limits<size_t>::max()) {
+    return refused("max decompressed size", "must be at least 1 byte and fit in memory, not " +
+                                                std::to_string(bytes));
+  }
+  frame.max_decompressed_size = size_t(bytes);
+  decode.max_decompressed_bytes = bytes;
+  return ok();
+}
 
 void apply_limits(const ClientLimits& l, xpra::SessionOptions& s) {
   s.limits = l.frame;

@@ -2,7 +2,6 @@
 
 #include <gtest/gtest.h>
 
-#include "pixpath/client/limit_options.h"
 #include "pixpath/net/xpra/session.h"
 #include "pixpath/paint/paint_engine.h"
 
@@ -46,30 +45,42 @@ TEST(ClientLimits, Json) {
   EXPECT_TRUE(j.contains("send_timeout_ms"));
 }
 
-TEST(ClientLimits, CommandLineOptions) {
-  CLI::App app;
+TEST(ClientLimits, SettersKeepRelatedLimitsTogether) {
   ClientLimits l;
-  add_limit_options(app, l);
-  const char* argv[] = {"x", "--max-picture-size", "640x480", "--max-packet-size", "2MiB",
-                        "--max-decompressed-size", "3MiB", "--max-windows", "5",
-                        "--max-queued-packets", "9", "--send-timeout", "1500"};
-  app.parse(int(std::size(argv)), const_cast<char**>(argv));
+  ASSERT_TRUE(l.set_max_picture_size(640, 480).ok());
   EXPECT_EQ(l.decode.max_width, 640);
   EXPECT_EQ(l.decode.max_height, 480);
+  EXPECT_EQ(l.decode.max_pixels, uint64_t{640} * 480);
   EXPECT_EQ(l.picture.max_width, 640);
+  EXPECT_EQ(l.picture.max_height, 480);
+  EXPECT_EQ(l.picture.max_bytes, uint64_t{256} << 20) << "never lowered below the default";
+  ASSERT_TRUE(l.set_max_picture_size(16384, 16384).ok());
+  EXPECT_EQ(l.picture.max_bytes, uint64_t{16384} * 16384 * 4) << "room for one RGBA picture";
+
+  ASSERT_TRUE(l.set_max_packet_size(size_t{2} << 20).ok());
   EXPECT_EQ(l.frame.max_packet_size, size_t{2} << 20);
-  EXPECT_EQ(l.frame.max_chunk_size, size_t{2} << 20);
+  EXPECT_EQ(l.frame.max_chunk_size, size_t{2} << 20) << "a chunk is never larger than a packet";
+  ASSERT_TRUE(l.set_max_packet_size(size_t{256} << 20).ok());
+  EXPECT_EQ(l.frame.max_chunk_size, size_t{2} << 20) << "raising the packet size keeps the chunk limit";
+
+  ASSERT_TRUE(l.set_max_decompressed_size(size_t{3} << 20).ok());
   EXPECT_EQ(l.frame.max_decompressed_size, size_t{3} << 20);
   EXPECT_EQ(l.decode.max_decompressed_bytes, uint64_t{3} << 20);
-  EXPECT_EQ(l.max_windows, 5);
-  EXPECT_EQ(l.max_queued_draws, 9);
-  EXPECT_EQ(l.send_timeout.count(), 1500);
+}
 
-  CLI::App bad;
-  ClientLimits l2;
-  add_limit_options(bad, l2);
-  const char* argv2[] = {"x", "--max-picture-size", "big"};
-  EXPECT_THROW(bad.parse(3, const_cast<char**>(argv2)), CLI::ValidationError);
+TEST(ClientLimits, SettersRefuseWhatAllowsNothingAndChangeNothing) {
+  ClientLimits l;
+  for (auto [w, h] : {std::pair{0, 10}, {10, 0}, {-1, 10}, {65536, 10}, {10, 65536}}) {
+    auto r = l.set_max_picture_size(w, h);
+    ASSERT_FALSE(r.ok()) << w << "x" << h;
+    EXPECT_EQ(r.error().code(), ErrorCode::InvalidArgument);
+    EXPECT_NE(r.error().message().find(std::to_string(w) + "x" + std::to_string(h)), std::string::npos)
+        << r.error().message();
+  }
+  EXPECT_FALSE(l.set_max_packet_size(0).ok());
+  EXPECT_FALSE(l.set_max_decompressed_size(0).ok());
+  const ClientLimits defaults;
+  EXPECT_EQ(limits_json(l), limits_json(defaults));
 }
 
 }  // namespace

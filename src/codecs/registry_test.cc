@@ -1,7 +1,4 @@
-#include <sstream>
-
 #include "internal/codec_test_util.h"
-#include "pixpath/codecs/codec_commands.h"
 
 namespace pixpath::codecs::testing {
 namespace {
@@ -24,14 +21,6 @@ TEST(CodecRegistry, HasEveryCoding) {
   auto libs = reg.library_versions();
   ASSERT_EQ(libs.size(), 5u);
   for (const auto& l : libs) EXPECT_FALSE(l.version.empty()) << l.name;
-}
-
-TEST(CodecRegistry, InfoJson) {
-  auto j = registry_info_json();
-  EXPECT_EQ(j["codecs"].size(), 8u);
-  EXPECT_EQ(j["libraries"].size(), 5u);
-  EXPECT_EQ(j["codecs"][0]["coding"], "rgb32");
-  EXPECT_TRUE(j["limits"].contains("max_pixels"));
 }
 
 }  // namespace

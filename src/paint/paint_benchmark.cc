@@ -5,8 +5,10 @@
 //   2. a synthetic 4K recording generated here (not committed): 3840x2160 full-screen jpeg
 //      frames (q 75, 4:2:0) of a desktop-like picture, interleaved with small rgb24+lz4
 //      delta updates and scrolls.
-// Usage: paint_benchmark [SAMPLE.pxrec] [OUT_DIR] [--threads N] [--json]
+// Usage: paint_benchmark [SAMPLE.pxrec] [OUT_DIR] [--threads N]
+// (`pixpath play FILE --pace max [--json]` prints the full table of one play.)
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <iostream>
@@ -120,7 +122,29 @@ Result<std::string> make_4k_recording(const std::string& dir) {
   return path;
 }
 
-int play(const std::string& file, int threads, bool direct, bool json, Pace pace = Pace::Max) {
+// The figures of one play (docs/performance.md, "Paint engine"): throughput, copies, and per
+// coding the decode, paint and total latency p50/p90/p99/max in milliseconds.
+void print_summary(const PlayResult& r) {
+  std::printf("%lld draws in %.3f s: %.1f draws/s, %.1f MB/s in, %lld pixel copies (%lld bytes)\n",
+              static_cast<long long>(r.all.draws), r.wall_s, r.fps, r.mbytes_per_s,
+              static_cast<long long>(r.copies), static_cast<long long>(r.copy_bytes));
+  std::printf("%-8s %6s %5s %6s  %-27s  %-27s  %s\n", "coding", "draws", "errs", "direct",
+              "decode p50/p90/p99/max ms", "paint p50/p90/p99/max ms", "total p50/p90/p99/max ms");
+  auto row = [](const CodingStats& c) {
+    std::printf("%-8s %6lld %5lld %6lld", c.coding.c_str(), static_cast<long long>(c.draws),
+                static_cast<long long>(c.errors), static_cast<long long>(c.direct));
+    for (const LatencySummary* l : {&c.decode, &c.paint, &c.total}) {
+      auto ms = [](int64_t us) { return static_cast<double>(us) / 1000.0; };
+      std::printf("  %6.2f %6.2f %6.2f %6.2f", ms(l->p50), ms(l->p90), ms(l->p99), ms(l->max));
+    }
+    std::printf("\n");
+  };
+  for (const auto& c : r.per_coding) row(c);
+  row(r.all);
+  for (const auto& e : r.errors) std::printf("error: %s\n", e.c_str());
+}
+
+int play(const std::string& file, int threads, bool direct, Pace pace = Pace::Max) {
   PlayOptions o;
   o.file = file;
   o.pace = pace;
@@ -132,12 +156,9 @@ int play(const std::string& file, int threads, bool direct, bool json, Pace pace
     std::cerr << r.error().message() << "\n";
     return 1;
   }
-  std::cout << "== " << file << " (direct decode " << (direct ? "on" : "off") << ", pace "
-            << (pace == Pace::Max ? "max" : "recorded") << ")\n";
-  if (json)
-    std::cout << play_result_json(*r) << "\n";
-  else
-    print_play_result(*r, std::cout);
+  std::printf("== %s (direct decode %s, pace %s)\n", file.c_str(), direct ? "on" : "off",
+              pace == Pace::Max ? "max" : "recorded");
+  print_summary(*r);
   return 0;
 }
 
@@ -146,27 +167,25 @@ int play(const std::string& file, int threads, bool direct, bool json, Pace pace
 int main(int argc, char** argv) {
   std::string sample = "tests/data/sample.pxrec", out = "build";
   int threads = 2;
-  bool json = false;
   std::vector<std::string> pos;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--threads" && i + 1 < argc) threads = std::stoi(argv[++i]);
-    else if (a == "--json") json = true;
     else pos.push_back(a);
   }
   if (pos.size() > 0) sample = pos[0];
   if (pos.size() > 1) out = pos[1];
   std::filesystem::create_directories(out);
   int rc = 0;
-  rc |= play(sample, threads, true, json);
-  rc |= play(sample, threads, false, json);
-  rc |= play(sample, threads, true, json, Pace::Recorded);
+  rc |= play(sample, threads, true);
+  rc |= play(sample, threads, false);
+  rc |= play(sample, threads, true, Pace::Recorded);
   auto synth = make_4k_recording(out);
   if (!synth.ok()) {
     std::cerr << synth.error().message() << "\n";
     return 1;
   }
-  rc |= play(*synth, threads, true, json);
-  rc |= play(*synth, threads, false, json);
+  rc |= play(*synth, threads, true);
+  rc |= play(*synth, threads, false);
   return rc;
 }

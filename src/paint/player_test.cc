@@ -2,12 +2,12 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <filesystem>
-#include <nlohmann/json.hpp>
-#include <sstream>
 
 #include "paint/test_support.h"
+#include "pixpath/paint/backing_registry.h"
 #include "pixpath/paint/cpu_backing.h"
 #include "pixpath/codecs/image_io.h"
 #include "pixpath/paint/recording.h"
@@ -112,15 +112,16 @@ TEST(Player, SnapshotOfAPlayedRecordingEqualsTheReference) {
     opt.snapshot_dir = (tmp.path / "snaps").string();
     int progress_calls = 0;
     opt.progress = [&](const PlayProgress&) { progress_calls++; };
-    std::ostringstream out, err;
-    opt.json = true;
-    ASSERT_EQ(run_play(opt, out, err), 0) << err.str() << out.str();
+    CpuBacking backing;
+    auto r = play_recording(opt, backing);
+    ASSERT_TRUE(r.ok()) << r.error().message();
     EXPECT_GT(progress_calls, 0);
-    auto j = nlohmann::json::parse(out.str());
-    EXPECT_EQ(j["all"]["draws"], 5);
-    EXPECT_EQ(j["all"]["painted"], 5);
-    EXPECT_EQ(j["all"]["errors"], 0);
-    EXPECT_EQ(j["snapshots"].size(), 2u);
+    EXPECT_EQ(r->all.draws, 5);
+    EXPECT_EQ(r->all.painted, 5);
+    EXPECT_EQ(r->all.errors, 0);
+    EXPECT_EQ(r->snapshots.size(), 2u);
+    EXPECT_EQ(r->backing, "cpu");
+    EXPECT_EQ(r->pace, pace == Pace::Max ? "max" : "recorded");
     auto png = codecs::read_file(opt.snapshot_dir + "/window-1.png");
     ASSERT_TRUE(png.ok());
     auto pic = codecs::read_image_as(*png, PixelFormat::RGBA);
@@ -142,30 +143,39 @@ TEST(Player, SnapshotOfAPlayedRecordingEqualsTheReference) {
   }
 }
 
-TEST(Player, TableOutputAndBadInput) {
+TEST(Player, PerCodingFiguresAndBadInput) {
   TempDir tmp;
   std::vector<uint32_t> reference;
   int rw = 0, rh = 0;
   PlayOptions opt;
   opt.file = write_recording(tmp.path, reference, rw, rh);
   opt.pace = Pace::Max;
-  std::ostringstream out, err;
-  EXPECT_EQ(run_play(opt, out, err), 0);
-  EXPECT_NE(out.str().find("rgb32"), std::string::npos);
-  EXPECT_NE(out.str().find("scroll"), std::string::npos);
-  opt.backing = "nonesuch";
-  EXPECT_EQ(run_play(opt, out, err), 1);
-  opt.backing = "cpu";
+  CpuBacking backing;
+  auto r = play_recording(opt, backing);
+  ASSERT_TRUE(r.ok()) << r.error().message();
+  std::vector<std::string> codings;
+  int64_t draws = 0;
+  for (const auto& c : r->per_coding) {
+    codings.push_back(c.coding);
+    draws += c.draws;
+  }
+  EXPECT_NE(std::find(codings.begin(), codings.end(), "rgb32"), codings.end());
+  EXPECT_NE(std::find(codings.begin(), codings.end(), "scroll"), codings.end());
+  EXPECT_TRUE(std::is_sorted(codings.begin(), codings.end()));
+  EXPECT_EQ(draws, r->all.draws);
+  EXPECT_EQ(r->all.coding, "all");
+
   opt.file = (tmp.path / "missing.pxrec").string();
-  EXPECT_EQ(run_play(opt, out, err), 1);
-  EXPECT_NE(err.str().find("missing.pxrec"), std::string::npos);
+  auto missing = play_recording(opt, backing);
+  ASSERT_FALSE(missing.ok());
+  EXPECT_NE(missing.error().message().find("missing.pxrec"), std::string::npos)
+      << missing.error().message();
+  // `pixpath play --backing NAME` makes the backing by name; an unknown one says so.
+  auto none = make_backing("nonesuch");
+  ASSERT_FALSE(none.ok());
+  EXPECT_NE(none.error().message().find("no backing 'nonesuch'"), std::string::npos)
+      << none.error().message();
 }
-
-}  // namespace
-}  // namespace pixpath::paint
-
-namespace pixpath::paint {
-namespace {
 
 // tests/data/sample.pxrec: a real xpra 3.1 session recorded by `pixpath record`
 // (scripts/record-sample: xterm scrolling text, xclock, xeyes, glxgears, and the xmessage the

@@ -5,7 +5,7 @@
 #include <memory>
 
 #include "commands.h"
-#include "pixpath/client/limit_options.h"
+#include "limit_options.h"
 #include "viewer.h"
 
 namespace pixpath::tools {
@@ -57,7 +57,7 @@ void add_session_options(CLI::App& cmd, ViewerOptions& o) {
       ->check(CLI::IsMember({"cpu", "gpu", "auto"}))
       ->capture_default_str();
   cmd.add_flag("--json", o.json, "Print the session summary as JSON on stdout");
-  client::add_limit_options(cmd, o.limits);
+  add_limit_options(cmd, o.limits);
   cmd.add_flag("--progress", o.progress,
                "Status lines on stderr even when it is not a terminal (every 5 s)");
 }

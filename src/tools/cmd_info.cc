@@ -7,13 +7,39 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.h"
-#include "pixpath/codecs/codec_commands.h"
 #include "pixpath/client/client_limits.h"
+#include "pixpath/codecs/registry.h"
 #include "pixpath/core/limits.h"
 #include "pixpath/paint/backing_registry.h"
 
 namespace pixpath::tools {
 namespace {
+
+// The registry: {"codecs": [{coding, decode, encode, library, outputs, options}...],
+// "libraries": [{name, version}...], "decodable": [...], "limits": the decoders' defaults}.
+nlohmann::json codecs_json(const codecs::CodecRegistry& registry) {
+  nlohmann::json j;
+  j["codecs"] = nlohmann::json::array();
+  for (const auto& d : registry.describe()) {
+    j["codecs"].push_back({{"coding", d.coding},
+                           {"decode", d.decode},
+                           {"encode", d.encode},
+                           {"library", d.library},
+                           {"outputs", d.outputs},
+                           {"options", d.options}});
+  }
+  j["libraries"] = nlohmann::json::array();
+  for (const auto& l : registry.library_versions()) {
+    j["libraries"].push_back({{"name", l.name}, {"version", l.version}});
+  }
+  j["decodable"] = registry.decodable_codings();
+  const codecs::DecodeLimits limits;
+  j["limits"] = {{"max_width", limits.max_width},
+                 {"max_height", limits.max_height},
+                 {"max_pixels", limits.max_pixels},
+                 {"max_decompressed_bytes", limits.max_decompressed_bytes}};
+  return j;
+}
 
 nlohmann::json build_info() {
   nlohmann::json j;
@@ -22,7 +48,7 @@ nlohmann::json build_info() {
   j["limits"] = {{"max_width", limits.max_width},
                  {"max_height", limits.max_height},
                  {"max_picture_bytes", limits.max_bytes}};
-  const nlohmann::json codecs = codecs::registry_info_json();
+  const nlohmann::json codecs = codecs_json(codecs::CodecRegistry::builtin());
   j["codecs"] = codecs["codecs"];
   j["libraries"] = codecs["libraries"];
   j["decodable"] = codecs["decodable"];

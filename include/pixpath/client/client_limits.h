@@ -27,6 +27,7 @@
 
 #include "pixpath/codecs/decoder.h"
 #include "pixpath/core/limits.h"
+#include "pixpath/core/result.h"
 #include "pixpath/net/xpra/framing.h"
 
 namespace pixpath::xpra {
@@ -57,6 +58,18 @@ struct ClientLimits {
 
   // The defaults above (what a default-constructed ClientLimits holds).
   static ClientLimits defaults() { return ClientLimits{}; }
+
+  // Setters for the limits that several fields carry (`pixpath attach`'s --max-... options
+  // use them). Each keeps those fields consistent, and refuses (InvalidArgument, nothing
+  // changed) a value that would leave nothing allowed.
+  //
+  // Pictures up to width x height, each 1..65535: the decoders' limits, and the process-wide
+  // picture limits, whose byte limit grows to hold one 4-byte-per-pixel picture of that size.
+  [[nodiscard]] Result<void> set_max_picture_size(int width, int height);
+  // One packet as sent, all its chunks (> 0); a chunk is never allowed more than that.
+  [[nodiscard]] Result<void> set_max_packet_size(uint64_t bytes);
+  // zlib/lz4 output of one packet, and of one draw's data (> 0).
+  [[nodiscard]] Result<void> set_max_decompressed_size(uint64_t bytes);
 };
 
 // Copies the limits into the options of the parts that enforce them.

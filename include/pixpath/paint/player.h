@@ -1,14 +1,14 @@
 // The player: decodes and paints a recording (recording.h) through a PaintEngine into a
-// backing, at the recorded pace or as fast as it goes, and measures it. `pixpath play` is
-// run_play(); tests and benchmarks call play_recording().
+// backing, at the recorded pace or as fast as it goes, and measures it. play_recording()
+// returns the figures as data; `pixpath play` (src/tools) prints them.
 //
-// Threading: play_recording() and run_play() run the engine's UI loop on the calling thread
-// (that thread owns the backing while they run); the progress callback is called there.
+// Threading: play_recording() runs the engine's UI loop on the calling thread (that thread
+// owns the backing while it runs); the progress callback is called there.
 #pragma once
 
 #include <cstdint>
 #include <functional>
-#include <iosfwd>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -32,10 +32,8 @@ struct PlayProgress {
 
 struct PlayOptions {
   std::string file;
-  std::string backing = "cpu";  // run_play() only: the backing to create (backing_registry.h)
   Pace pace = Pace::Recorded;
   std::string snapshot_dir;     // empty: no snapshots
-  bool json = false;            // run_play(): JSON on `out` instead of a table
   int decode_threads = 2;
   bool direct_decode = true;
   int max_in_flight = 0;        // Pace::Max: draws queued at once (0: 4 per decode thread)
@@ -89,16 +87,8 @@ struct PlayResult {
   std::vector<std::string> snapshots;   // files written
 };
 
+// Plays options.file into `backing` (the result names it). Fails when the file cannot be
+// read or the engine cannot start; draws that fail to decode are counted (errors), not fatal.
 Result<PlayResult> play_recording(const PlayOptions& options, Backing& backing);
-
-// A table for people, or JSON (nlohmann_json) for tools.
-void print_play_result(const PlayResult& result, std::ostream& out);
-std::string play_result_json(const PlayResult& result);
-
-// `pixpath play FILE [--backing cpu|gl] [--decoder cpu|gpu|auto] [--pace recorded|max]
-// [--snapshot-dir DIR] [--json]`:
-// creates the backing, plays, prints. Returns 0 on success, 1 when the file could not be
-// played, 2 when it played but some draws failed to decode (acked -1).
-int run_play(const PlayOptions& options, std::ostream& out, std::ostream& err);
 
 }  // namespace pixpath::paint

@@ -1,15 +1,16 @@
-// pixpath play: output formatting and the command's entry point.
-#include <nlohmann/json.hpp>
+#include "play_report.h"
 
 #include <cstdio>
 #include <iomanip>
 #include <ostream>
+#include <string>
 
-#include "pixpath/paint/backing_registry.h"
-#include "pixpath/paint/player.h"
-
-namespace pixpath::paint {
+namespace pixpath::tools {
 namespace {
+
+using paint::CodingStats;
+using paint::LatencySummary;
+using paint::PlayResult;
 
 nlohmann::json latency_json(const LatencySummary& l) {
   return {{"count", l.count}, {"p50_us", l.p50}, {"p90_us", l.p90}, {"p99_us", l.p99},
@@ -44,7 +45,7 @@ void row(std::ostream& out, const CodingStats& s) {
 
 }  // namespace
 
-std::string play_result_json(const PlayResult& r) {
+nlohmann::json play_result_json(const PlayResult& r) {
   nlohmann::json j = {{"file", r.file},
                       {"backing", r.backing},
                       {"pace", r.pace},
@@ -70,10 +71,10 @@ std::string play_result_json(const PlayResult& r) {
   nlohmann::json per = nlohmann::json::array();
   for (const auto& s : r.per_coding) per.push_back(coding_json(s));
   j["per_coding"] = per;
-  return j.dump(2);
+  return j;
 }
 
-void print_play_result(const PlayResult& r, std::ostream& out) {
+void print_play_table(const PlayResult& r, std::ostream& out) {
   out << r.file << ": " << r.all.draws << " draws in " << std::fixed << std::setprecision(3)
       << r.wall_s << " s (recorded " << r.recorded_s << " s), backing " << r.backing << ", pace "
       << r.pace << ", " << r.decode_threads << " decode threads\n";
@@ -99,22 +100,4 @@ void print_play_result(const PlayResult& r, std::ostream& out) {
   for (const auto& s : r.snapshots) out << "snapshot: " << s << "\n";
 }
 
-int run_play(const PlayOptions& options, std::ostream& out, std::ostream& err) {
-  auto backing = make_backing(options.backing);
-  if (!backing.ok()) {
-    err << "pixpath play: " << backing.error().message() << "\n";
-    return 1;
-  }
-  auto result = play_recording(options, **backing);
-  if (!result.ok()) {
-    err << "pixpath play: " << result.error().message() << "\n";
-    return 1;
-  }
-  if (options.json)
-    out << play_result_json(*result) << "\n";
-  else
-    print_play_result(*result, out);
-  return result->all.errors > 0 ? 2 : 0;
-}
-
-}  // namespace pixpath::paint
+}  // namespace pixpath::tools

@@ -5,7 +5,8 @@
 // Usage: make_sample_recording WINDOWS FRAMES OUT.pxrec REFERENCE_DIR
 //   WINDOWS: lines "wid x y w h name" (window geometry on the root, from xwininfo)
 //   FRAMES:  lines "time_us path.ppm" (root-window captures, binary PPM, in time order)
-// Written by scripts/make-sample-recording, which starts Xvfb and the applications.
+// Run by scripts/make-sample-recording, which starts Xvfb and the applications. A developer's
+// tool beside the `pixpath` command, not part of any library.
 //
 // Encoding policy (after xpra's window_source.py, simplified):
 //   - first frame of a window, and a changed area over 40% of the window: jpeg (q 75);
@@ -25,6 +26,8 @@
 #include <sstream>
 #include <string>
 #include <vector>
+
+#include <CLI/CLI.hpp>
 
 #include "pixpath/codecs/registry.h"
 #include "pixpath/core/pixel_ops.h"
@@ -272,19 +275,36 @@ struct Generator {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 5) {
-    std::cerr << "usage: make_sample_recording WINDOWS FRAMES OUT.pxrec REFERENCE_DIR\n";
-    return 2;
+  CLI::App app{
+      "make_sample_recording: encodes root-window captures of real X applications as an xpra "
+      "3.1 server would, into a recording plus one reference PNG per window "
+      "(scripts/make-sample-recording runs it)"};
+  std::string windows_file, frames_file, out_file, reference_dir;
+  app.add_option("WINDOWS", windows_file, "Lines \"wid x y w h name\" (from xwininfo)")
+      ->required()
+      ->check(CLI::ExistingFile);
+  app.add_option("FRAMES", frames_file, "Lines \"time_us path.ppm\" (root-window captures)")
+      ->required()
+      ->check(CLI::ExistingFile);
+  app.add_option("OUT", out_file, "The recording to write (.pxrec)")->required();
+  app.add_option("REFERENCE_DIR", reference_dir, "Where sample-window-WID.png go")
+      ->required()
+      ->check(CLI::ExistingDirectory);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e) == 0 ? 0 : 2;  // --help: 0; bad arguments: 2, as pixpath
   }
+
   std::vector<Window> windows;
   {
-    std::ifstream f(argv[1]);
+    std::ifstream f(windows_file);
     Window w;
     while (f >> w.wid >> w.rx >> w.ry >> w.w >> w.h >> w.name) windows.push_back(w);
   }
   std::vector<std::pair<int64_t, std::string>> frames;
   {
-    std::ifstream f(argv[2]);
+    std::ifstream f(frames_file);
     int64_t t;
     std::string path;
     while (f >> t >> path) frames.emplace_back(t, path);
@@ -293,7 +313,7 @@ int main(int argc, char** argv) {
     std::cerr << "no windows or no frames\n";
     return 1;
   }
-  auto writer = RecordingWriter::create(argv[3]);
+  auto writer = RecordingWriter::create(out_file);
   if (!writer.ok()) {
     std::cerr << writer.error().message() << "\n";
     return 1;
@@ -329,7 +349,7 @@ int main(int argc, char** argv) {
   for (Window& w : windows) {
     gen.encode(w, *w.last, 0, 0, w.w, w.h, "png");
     auto png = codecs::encode_png(view(*w.last, 0, 0, w.w, w.h));
-    const std::string ref = std::string(argv[4]) + "/sample-window-" + std::to_string(w.wid) + ".png";
+    const std::string ref = reference_dir + "/sample-window-" + std::to_string(w.wid) + ".png";
     if (!png.ok() || !codecs::write_file(ref, *png).ok()) {
       std::cerr << "cannot write " << ref << "\n";
       return 1;
@@ -340,7 +360,7 @@ int main(int argc, char** argv) {
   lost.time_us = gen.now + 100000;
   lost.wid = windows.back().wid;
   if (!writer->write(lost).ok() || !writer->close().ok()) return 1;
-  std::cout << argv[3] << ": " << frames.size() << " frames, " << windows.size() << " windows,";
+  std::cout << out_file << ": " << frames.size() << " frames, " << windows.size() << " windows,";
   for (const auto& [coding, n] : gen.counts) std::cout << " " << coding << "=" << n;
   std::cout << ", " << writer->bytes_written() << " bytes\n";
   return 0;
