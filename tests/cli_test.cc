@@ -52,7 +52,13 @@ TEST(Cli, InfoJson) {
   EXPECT_FALSE(j["libraries"].empty());
   EXPECT_NE(std::find(j["backings"].begin(), j["backings"].end(), "cpu"), j["backings"].end());
   EXPECT_TRUE(j["gpu"].contains("available"));
+  EXPECT_EQ(j["xpra"]["packet_encoders"], nlohmann::json({"rencodeplus", "bencode"}));
+  for (const char* c : {"lz4", "brotli", "zlib"})
+    EXPECT_NE(std::find(j["xpra"]["packet_compressors"].begin(), j["xpra"]["packet_compressors"].end(), c),
+              j["xpra"]["packet_compressors"].end()) << c;
+  EXPECT_FALSE(j["xpra"]["transports"].empty());
   auto human = pixpath(tmp, {"info"});
+  EXPECT_NE(human.out.find("xpra packet encoders: rencodeplus, bencode"), std::string::npos) << human.out;
   EXPECT_EQ(human.exit_code, 0);
   EXPECT_NE(human.out.find("gpu:"), std::string::npos);
   EXPECT_NE(human.out.find("backings: "), std::string::npos);

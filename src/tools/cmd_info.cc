@@ -10,6 +10,8 @@
 #include "pixpath/client/client_limits.h"
 #include "pixpath/codecs/registry.h"
 #include "pixpath/core/limits.h"
+#include "pixpath/net/xpra/auth.h"
+#include "pixpath/net/xpra/packet_format.h"
 #include "pixpath/paint/backing_registry.h"
 
 namespace pixpath::tools {
@@ -54,6 +56,18 @@ nlohmann::json build_info() {
   j["decodable"] = codecs["decodable"];
   j["decode_limits"] = codecs["limits"];
   j["backings"] = paint::backing_names();
+  // The network client: what it speaks with xpra servers (3.1: bencode + zlib/lz4; 6.x:
+  // rencodeplus + lz4/brotli) and the URL forms it connects to.
+  nlohmann::json xpra;
+  xpra["packet_encoders"] = nlohmann::json::array();
+  for (auto e : xpra::supported_packet_encoders()) xpra["packet_encoders"].push_back(xpra::to_string(e));
+  xpra["packet_compressors"] = nlohmann::json::array();
+  for (auto c : xpra::supported_packet_compressors())
+    xpra["packet_compressors"].push_back(xpra::to_string(c));
+  xpra["transports"] = {"tcp://HOST:PORT/", "socket:///PATH", ":DISPLAY"};
+  xpra["auth_digests"] = nlohmann::json::array();
+  for (auto d : xpra::kSupportedDigests) xpra["auth_digests"].push_back(d);
+  j["xpra"] = xpra;
   j["gpu"] = gpu_info();
   // The defaults attach and record run with (their --max-... options change them).
   j["client_limits"] = client::limits_json(client::ClientLimits{});
@@ -86,6 +100,10 @@ void print_human(const nlohmann::json& j) {
     fmt::print(" {} {};", l["name"].get<std::string>(), l["version"].get<std::string>());
   fmt::print("\n");
   fmt::print("backings: {}\n", join(j["backings"]));
+  fmt::print("xpra packet encoders: {}; packet compressors: {}\n", join(j["xpra"]["packet_encoders"]),
+             join(j["xpra"]["packet_compressors"]));
+  fmt::print("xpra transports: {}; authentication: {}\n", join(j["xpra"]["transports"]),
+             join(j["xpra"]["auth_digests"]));
   const auto& gpu = j["gpu"];
   if (gpu.value("available", false))
     fmt::print("gpu: {}\n", gpu.dump());
