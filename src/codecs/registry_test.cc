@@ -1,6 +1,6 @@
 #include <sstream>
 
-#include "internal/codec_test_util.h"
+#include "codecs/testing/codec_test_util.h"
 #include "pixpath/codecs/codec_commands.h"
 
 namespace pixpath::codecs::testing {

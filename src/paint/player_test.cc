@@ -7,7 +7,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "paint/test_support.h"
+#include "paint/testing/test_support.h"
 #include "pixpath/paint/cpu_backing.h"
 #include "pixpath/codecs/image_io.h"
 #include "pixpath/paint/recording.h"

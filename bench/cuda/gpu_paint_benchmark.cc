@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "gpu_paint_support.h"
+#include "cuda_loader/testing/gpu_paint_support.h"
 #include "pixpath/codecs/image_io.h"
 
 using namespace pixpath;
