@@ -3,7 +3,7 @@
 
 #include <thread>
 
-#include "internal/test_images.h"
+#include "codecs/testing/test_images.h"
 #include "pixpath/codecs/registry.h"
 
 namespace pixpath::codecs::testing {

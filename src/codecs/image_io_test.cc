@@ -1,4 +1,4 @@
-#include "internal/codec_test_util.h"
+#include "codecs/testing/codec_test_util.h"
 
 namespace pixpath::codecs::testing {
 namespace {

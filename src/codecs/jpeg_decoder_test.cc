@@ -3,7 +3,7 @@
 #include <cstring>
 #include <random>
 
-#include "internal/codec_test_util.h"
+#include "codecs/testing/codec_test_util.h"
 
 namespace pixpath::codecs::testing {
 namespace {

@@ -1,6 +1,6 @@
 #include <random>
 
-#include "internal/codec_test_util.h"
+#include "codecs/testing/codec_test_util.h"
 
 namespace pixpath::codecs::testing {
 namespace {

@@ -5,7 +5,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "internal/codec_test_util.h"
+#include "codecs/testing/codec_test_util.h"
 
 namespace pixpath::codecs::testing {
 namespace {

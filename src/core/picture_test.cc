@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "core/live_storage_check.h"
+#include "core/testing/live_storage_check.h"
 #include "pixpath/core/counters.h"
 #include "pixpath/core/pixel_ops.h"
 #include "pixpath/core/storage_pool.h"

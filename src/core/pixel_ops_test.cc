@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "core/internal/kernel_table.h"
-#include "core/live_storage_check.h"
+#include "core/testing/live_storage_check.h"
 #include "pixpath/core/counters.h"
 #include "pixpath/core/picture.h"
 

@@ -15,7 +15,7 @@
 #include <thread>
 #include <vector>
 
-#include "core/live_storage_check.h"
+#include "core/testing/live_storage_check.h"
 #include "pixpath/core/counters.h"
 #include "pixpath/core/storage.h"
 

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "core/live_storage_check.h"
+#include "core/testing/live_storage_check.h"
 #include "pixpath/core/counters.h"
 
 namespace pixpath {

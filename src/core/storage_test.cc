@@ -8,7 +8,7 @@
 #include <memory>
 #include <vector>
 
-#include "core/live_storage_check.h"
+#include "core/testing/live_storage_check.h"
 #include "pixpath/core/counters.h"
 #include "pixpath/core/release_domain.h"
 

@@ -1,5 +1,5 @@
 // The start-up self-test's picture and outcome. The picture is src/cuda/data/selftest.jpg, a
-// 320x240 4:2:0 q75 screen crop (xterm text, Xvfb) made by src/cuda/bench/make_screen_jpegs.sh
+// 320x240 4:2:0 q75 screen crop (xterm text, Xvfb) made by bench/cuda/make_screen_jpegs.sh
 // + pnmcut + cjpeg, compiled into the module at build time (cmake/PixpathEmbedFile.cmake).
 // The test itself is NvjpegEngine::run_self_test (self_test.cc).
 #pragma once

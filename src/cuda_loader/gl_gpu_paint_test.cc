@@ -2,7 +2,7 @@
 // backing's window textures (paint_engine.h, "GPU decoding"). Label gpu: on a machine without
 // an NVIDIA GPU (or without the CUDA module, or GL) every test skips, saying why.
 // Inputs: tests/data/sample.pxrec (PIXPATH_TEST_DATA) and, when PIXPATH_SCREEN_JPEGS names a
-// folder of src/cuda/bench/make_screen_jpegs.sh output, real 4K screen content; otherwise a 4K
+// folder of bench/cuda/make_screen_jpegs.sh output, real 4K screen content; otherwise a 4K
 // picture encoded here.
 #include <gtest/gtest.h>
 
@@ -10,7 +10,7 @@
 #include <filesystem>
 #include <unistd.h>
 
-#include "gpu_paint_support.h"
+#include "cuda_loader/testing/gpu_paint_support.h"
 #include "pixpath/codecs/registry.h"
 #include "pixpath/codecs/image_io.h"
 

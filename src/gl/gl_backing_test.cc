@@ -7,8 +7,8 @@
 #include <cstring>
 #include <functional>
 
-#include "gl_test_util.h"
-#include "paint/test_support.h"
+#include "gl/testing/gl_test_util.h"
+#include "paint/testing/test_support.h"
 #include "pixpath/paint/cpu_backing.h"
 #include "pixpath/paint/paint_engine.h"
 

@@ -3,7 +3,7 @@
 #include <epoxy/egl.h>
 #include <gtest/gtest.h>
 
-#include "gl_test_util.h"
+#include "gl/testing/gl_test_util.h"
 
 namespace pixpath::gl {
 namespace {

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "gl_test_util.h"
+#include "gl/testing/gl_test_util.h"
 #include "pixpath/core/counters.h"
 #include "pixpath/core/pixel_format.h"
 

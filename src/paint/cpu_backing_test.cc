@@ -5,7 +5,7 @@
 #include <cstring>
 #include <limits>
 
-#include "paint/test_support.h"
+#include "paint/testing/test_support.h"
 #include "pixpath/core/counters.h"
 #include "pixpath/codecs/image_io.h"
 

@@ -15,7 +15,7 @@
 #include <set>
 #include <thread>
 
-#include "paint/test_support.h"
+#include "paint/testing/test_support.h"
 #include "pixpath/codecs/registry.h"
 #include "pixpath/core/storage.h"
 #include "pixpath/paint/cpu_backing.h"

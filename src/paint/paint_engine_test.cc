@@ -7,7 +7,7 @@
 #include <mutex>
 #include <thread>
 
-#include "paint/test_support.h"
+#include "paint/testing/test_support.h"
 #include "pixpath/paint/cpu_backing.h"
 
 namespace pixpath::paint {

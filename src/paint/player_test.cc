@@ -6,7 +6,7 @@
 #include <cstring>
 #include <filesystem>
 
-#include "paint/test_support.h"
+#include "paint/testing/test_support.h"
 #include "pixpath/paint/backing_registry.h"
 #include "pixpath/paint/cpu_backing.h"
 #include "pixpath/codecs/image_io.h"

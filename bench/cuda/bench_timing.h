@@ -1,6 +1,6 @@
-// Host wall-time helpers shared by the GPU benchmarks (cuda_gpu_jpeg_benchmark and
-// cuda_external_memory_probe): percentiles of a run, a timed loop with warm-up, a file read,
-// and a GL fence the host polls. Benchmarks only; needs a current GL context for fence_poll().
+// Host wall-time helpers of the GPU decode benchmark (cuda_gpu_jpeg_benchmark): percentiles of
+// a run, a timed loop with warm-up, a file read, and a GL fence the host polls. Benchmarks only;
+// needs a current GL context for fence_poll().
 #pragma once
 
 #include <epoxy/gl.h>

@@ -30,7 +30,7 @@
 #include <string>
 #include <vector>
 
-#include "cuda/testing/bench_timing.h"
+#include "bench_timing.h"
 #include "cuda/testing/headless_gl.h"
 #include "pixpath/cuda/gpu_jpeg.h"
 

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "internal/test_images.h"
+#include "codecs/testing/test_images.h"
 #include "pixpath/codecs/image_io.h"
 #include "pixpath/codecs/registry.h"
 #include "pixpath/core/counters.h"

@@ -1,6 +1,6 @@
-// Shared by the GPU paint test and benchmark (src/gl/gl_gpu_paint_test.cc,
-// gpu_paint_benchmark.cc): recordings of JPEG screen updates, playing them through the paint
-// engine into a GL backing with a chosen decoder, and comparing window snapshots.
+// Shared by the GPU paint test and benchmark (src/cuda_loader/gl_gpu_paint_test.cc,
+// bench/cuda/gpu_paint_benchmark.cc): recordings of JPEG screen updates, playing them through
+// the paint engine into a GL backing with a chosen decoder, and comparing window snapshots.
 #pragma once
 
 #include <algorithm>

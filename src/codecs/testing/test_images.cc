@@ -1,4 +1,4 @@
-#include "internal/test_images.h"
+#include "codecs/testing/test_images.h"
 
 #include <unistd.h>
 

@@ -8,7 +8,7 @@
 #include <map>
 #include <vector>
 
-#include "internal/test_images.h"
+#include "codecs/testing/test_images.h"
 #include "pixpath/codecs/registry.h"
 
 namespace pixpath::codecs {
