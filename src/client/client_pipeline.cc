@@ -214,6 +214,10 @@ void ClientPipeline::on_server_hello(const xpra::ServerInfo& i) {
   for (ClientObserver* o : options_.observers) o->on_server_hello(i);
 }
 
+void ClientPipeline::on_server_encodings(const std::vector<std::string>& encodings) {
+  for (ClientObserver* o : options_.observers) o->on_server_encodings(encodings);
+}
+
 void ClientPipeline::on_window_new(const xpra::WindowInfo& w) {
   {
     MutexLock lock(mu_);

@@ -10,7 +10,8 @@
 //
 // Threads (the pipeline's two: the session's reader thread and the UI thread that owns the
 // backing; see client_pipeline.h):
-//   - reader thread, one call at a time in arrival order: on_server_hello, on_window_new,
+//   - reader thread, one call at a time in arrival order: on_server_hello,
+//     on_server_encodings, on_window_new,
 //     on_window_lost, on_metadata, on_move_resize, on_raise, on_draw, on_session_end;
 //   - UI thread: on_ack, before_window_destroy, before_engine_shutdown. Exception: a draw the
 //     engine refuses at submit (its queue is full, or it was shut down) is acknowledged at once
@@ -27,6 +28,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "pixpath/net/xpra/session.h"
 #include "pixpath/paint/paint_engine.h"
@@ -59,6 +61,9 @@ class ClientObserver {
 
   // Reader thread. The server's hello was handled: the session is ready.
   virtual void on_server_hello(const xpra::ServerInfo&) {}
+  // Reader thread. xpra 6.x: the server's codings arrived (a packet after the hello); not
+  // called for 3.1, whose hello carries them.
+  virtual void on_server_encodings(const std::vector<std::string>& /*encodings*/) {}
   // Reader thread. A window (normal or override-redirect) the session accepted; it is in the
   // window table and queued for the engine.
   virtual void on_window_new(const xpra::WindowInfo&) {}

@@ -143,6 +143,7 @@ class ClientPipeline final : private xpra::SessionListener {
 
   // SessionListener (reader thread).
   void on_server_hello(const xpra::ServerInfo&) override;
+  void on_server_encodings(const std::vector<std::string>& encodings) override;
   void on_window_new(const xpra::WindowInfo&) override;
   void on_window_lost(int64_t wid) override;
   void on_metadata(const xpra::WindowMetadata&) override;
