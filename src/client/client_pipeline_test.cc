@@ -7,12 +7,12 @@
 
 #include <algorithm>
 #include <atomic>
-#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "net/xpra/testing/fake_peer.h"
+#include "pixpath/core/thread_annotations.h"
 #include "pixpath/paint/cpu_backing.h"
 
 namespace pixpath::client {
@@ -70,7 +70,7 @@ class CallLog final : public ClientObserver {
     std::thread::id thread;
   };
   std::vector<Call> calls() {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     return calls_;
   }
   std::vector<std::string> names() {
@@ -84,11 +84,11 @@ class CallLog final : public ClientObserver {
     return n;
   }
   std::vector<AckDelivery> deliveries() {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     return deliveries_;
   }
   std::vector<int64_t> draw_data_sizes() {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     return draw_sizes_;
   }
 
@@ -104,7 +104,7 @@ class CallLog final : public ClientObserver {
   void on_raise(int64_t wid) override { add("raise " + std::to_string(wid)); }
   void on_draw(const DrawPacket& d) override {
     {
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       draw_sizes_.push_back(int64_t(d.data.size()));
     }
     add("draw " + std::to_string(d.sequence));
@@ -112,7 +112,7 @@ class CallLog final : public ClientObserver {
   void on_session_end(const xpra::SessionEnd&) override { add("end"); }
   void on_ack(const DamageAck& a, const paint::PaintReport&, AckDelivery d) override {
     {
-      std::lock_guard lock(mu_);
+      MutexLock lock(mu_);
       deliveries_.push_back(d);
     }
     add("ack " + std::to_string(a.sequence) + (a.decode_time_us > 0 ? " painted" : " not painted"));
@@ -122,13 +122,13 @@ class CallLog final : public ClientObserver {
 
  private:
   void add(std::string what) {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     calls_.push_back({std::move(what), std::this_thread::get_id()});
   }
-  std::mutex mu_;
-  std::vector<Call> calls_;
-  std::vector<AckDelivery> deliveries_;
-  std::vector<int64_t> draw_sizes_;
+  Mutex mu_;
+  std::vector<Call> calls_ PIXPATH_GUARDED_BY(mu_);
+  std::vector<AckDelivery> deliveries_ PIXPATH_GUARDED_BY(mu_);
+  std::vector<int64_t> draw_sizes_ PIXPATH_GUARDED_BY(mu_);
 };
 
 struct Client {
