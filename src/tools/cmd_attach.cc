@@ -1,17 +1,17 @@
 // `pixpath attach URL [--headless] [--snapshot-dir DIR] [--snapshot-interval S]
 // [--exit-after S] [--encoding E] [--quality Q] [--password-file F] [--decode-threads N]
-// [--json] [--progress]`: a live view of an xpra session (viewer.h does the work).
+// [--json] [--progress]`: a live view of an xpra session (attach_session.h does the work).
 #include <iostream>
 #include <memory>
 
 #include "commands.h"
+#include "attach_session.h"
 #include "limit_options.h"
-#include "viewer.h"
 
 namespace pixpath::tools {
 
 // Options shared by attach and record.
-void add_session_options(CLI::App& cmd, ViewerOptions& o) {
+void add_session_options(CLI::App& cmd, AttachOptions& o) {
   cmd.add_option("URL", o.url, "The xpra server, tcp://HOST:PORT/")->required();
   cmd.add_option("--encoding", o.encoding,
                  "Preferred coding (rgb24 is lossless; a 3.1 server still picks rgb24 for windows "
@@ -68,13 +68,13 @@ void add_attach_command(CLI::App& app, int& exit_code) {
       "Attach to an xpra server: paint every window (in X11 windows through OpenGL when a "
       "display is available, else headless), ack every draw, snapshot windows as PNG; Ctrl-C "
       "disconnects cleanly");
-  auto o = std::make_shared<ViewerOptions>();
+  auto o = std::make_shared<AttachOptions>();
   o->command = "attach";
   o->headless = false;
   add_session_options(*cmd, *o);
   cmd->add_flag("--headless", o->headless,
                 "Paint into memory only (CPU backing), even where a display is available");
-  cmd->callback([o, &exit_code] { exit_code = run_viewer(*o, std::cout, std::cerr); });
+  cmd->callback([o, &exit_code] { exit_code = run_attach_session(*o, std::cout, std::cerr); });
 }
 
 }  // namespace pixpath::tools

@@ -8,22 +8,22 @@
 #include <memory>
 
 #include "commands.h"
-#include "viewer.h"
+#include "attach_session.h"
 
 namespace pixpath::tools {
 
-void add_session_options(CLI::App& cmd, ViewerOptions& o);
+void add_session_options(CLI::App& cmd, AttachOptions& o);
 
 void add_record_command(CLI::App& app, int& exit_code) {
   auto* cmd = app.add_subcommand(
       "record",
       "Attach to an xpra server and record every window event and draw (.pxrec, replayed by "
       "pixpath play); draws are painted headless so acks carry real times");
-  auto o = std::make_shared<ViewerOptions>();
+  auto o = std::make_shared<AttachOptions>();
   o->command = "record";
   add_session_options(*cmd, *o);
   cmd->add_option("-o,--output", o->record_file, "The recording to write")->required();
-  cmd->callback([o, &exit_code] { exit_code = run_viewer(*o, std::cout, std::cerr); });
+  cmd->callback([o, &exit_code] { exit_code = run_attach_session(*o, std::cout, std::cerr); });
 }
 
 }  // namespace pixpath::tools

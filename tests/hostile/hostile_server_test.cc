@@ -8,10 +8,12 @@
 #include <lz4.h>
 #include <zlib.h>
 
+#include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <map>
+#include <thread>
 
 #include "net/xpra/testing/fake_peer.h"
 #include "pixpath/client/client_pipeline.h"
@@ -677,6 +679,50 @@ TEST(HostileServer, HugeChunkHeaderAndGarbage) {
     ASSERT_TRUE(end && end->error);
     EXPECT_EQ(end->error->code(), ErrorCode::LimitExceeded) << end->message();
   }
+}
+
+// A server that ignores our goodbye and keeps drawing: the stop sequence paints and acks
+// meanwhile, gives up on the server after the disconnect timeout (500 ms here), and every draw
+// still ends in exactly one ack, sent or counted as made after close.
+TEST(HostileServer, ServerThatIgnoresTheGoodbyeAndKeepsDrawing) {
+  Client c;
+  c.window(1, 64, 64);
+  c.peer.close_on_disconnect(false);
+  Value o = dict();
+  o.set("rgb_format", "BGRX");
+  std::atomic<bool> done{false};
+  std::atomic<int64_t> sent{0};
+  std::thread flood([&] {
+    for (int64_t seq = 1; !done.load(); ++seq) {
+      if (!c.peer.send(xpra::frame_packet(
+                           draw(1, 0, 0, 64, 64, "rgb32", bytes(pixels(64 * 64 * 4)), seq, 256, o)),
+                       200ms))
+        break;
+      sent++;
+      std::this_thread::sleep_for(1ms);
+    }
+  });
+  for (int i = 0; i < 10000 && sent.load() < 50; ++i) std::this_thread::sleep_for(1ms);
+  if (sent.load() < 50) {
+    done = true;
+    flood.join();
+    FAIL() << "the flood did not start";
+  }
+  const auto start = std::chrono::steady_clock::now();
+  const bool idle = c.pipeline->stop("test done", 500ms);
+  const auto took = std::chrono::steady_clock::now() - start;
+  done = true;
+  flood.join();
+  EXPECT_TRUE(idle);
+  EXPECT_LT(took, 5s) << "stop waited on a server that never closes";
+  auto s = c.pipeline->stats();
+  EXPECT_GT(s.acks_sent, 0);
+  EXPECT_EQ(s.acks, s.draws_submitted);
+  EXPECT_EQ(s.acks_unmatched, 0);
+  EXPECT_EQ(s.outstanding, 0);
+  EXPECT_EQ(s.acks_sent + s.acks_after_close + s.acks_send_failed, s.acks);
+  EXPECT_EQ(s.acks_send_failed, 0);
+  EXPECT_TRUE(c.peer.wait_packet("disconnect"));
 }
 
 TEST(HostileServer, NoStorageLeftBehind) {

@@ -3,7 +3,9 @@
 // without end, and small windows (xclock, xmessage) opened and killed every few seconds —
 // for PIXPATH_SOAK_SECONDS (default 600). Checks, and prints for docs/performance.md:
 //   - every draw acknowledged exactly once (engine acks == draws submitted, none unmatched,
-//     none outstanding after stop) and no decode errors;
+//     none outstanding after stop) and no decode errors; an observer (as the attach summary
+//     is one) saw every draw and every ack; no ack failed on an open session; the stop
+//     sequence left the engine idle;
 //   - resident memory (/proc/self/statm) grows less than 20 MiB from the end of warm-up
 //     (60 s, or a quarter of a shorter run) to the end (80 MiB under TSan, whose shadow
 //     memory grows with the addresses touched);
@@ -23,6 +25,7 @@
 #include <ctime>
 #include <deque>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <mutex>
 
@@ -135,6 +138,30 @@ TEST(Soak, BusyRealServer) {
   std::mutex mu;
   std::map<std::string, std::array<int64_t, 3>> codings;  // painted, error, skipped
   std::vector<std::string> errors;
+  int64_t observed_draws = 0, observed_acks = 0, windows_seen = 0;
+  // Watches the session as `pixpath attach`'s summary does (a ClientObserver).
+  struct CodingTally final : ClientObserver {
+    std::function<void(const DamageAck&, const paint::PaintReport&)> ack;
+    std::function<void()> draw, window;
+    void on_draw(const DrawPacket&) override { draw(); }
+    void on_window_new(const xpra::WindowInfo&) override { window(); }
+    void on_ack(const DamageAck& a, const paint::PaintReport& r, AckDelivery) override { ack(a, r); }
+  } coding_tally;
+  coding_tally.ack = [&](const DamageAck& a, const paint::PaintReport& r) {
+    std::lock_guard lock(mu);
+    observed_acks++;
+    auto& c = codings[r.coding];
+    c[a.decode_time_us > 0 ? 0 : a.decode_time_us < 0 ? 1 : 2]++;
+    if (a.decode_time_us < 0 && errors.size() < 20) errors.push_back(r.coding + ": " + a.message);
+  };
+  coding_tally.draw = [&] {
+    std::lock_guard lock(mu);
+    observed_draws++;
+  };
+  coding_tally.window = [&] {
+    std::lock_guard lock(mu);
+    windows_seen++;
+  };
   {
     paint::CpuBacking backing;
     ClientPipelineOptions o;
@@ -149,12 +176,7 @@ TEST(Soak, BusyRealServer) {
     o.session.extra_caps = xpra::Value(xpra::Value::Dict{});
     o.session.extra_caps.set("encoding.scrolling", true);
     o.engine.decode_threads = 2;
-    o.engine.on_ack = [&](const DamageAck& a, const paint::PaintReport& r) {
-      std::lock_guard lock(mu);
-      auto& c = codings[r.coding];
-      c[a.decode_time_us > 0 ? 0 : a.decode_time_us < 0 ? 1 : 2]++;
-      if (a.decode_time_us < 0 && errors.size() < 20) errors.push_back(r.coding + ": " + a.message);
-    };
+    o.observers = {&coding_tally};
     auto p_r = ClientPipeline::start(backing, std::move(o));
     ASSERT_TRUE(p_r.ok()) << p_r.error().message();
     auto pipeline = std::move(p_r).value();
@@ -201,7 +223,7 @@ TEST(Soak, BusyRealServer) {
     ASSERT_FALSE(pipeline->closed()) << "the session ended early: " << pipeline->end()->message();
     ASSERT_TRUE(warm.has_value());
 
-    pipeline->stop("soak done");
+    EXPECT_TRUE(pipeline->stop("soak done")) << "the engine was still busy after the goodbye";
     const auto st = pipeline->stats();
     std::printf("soak result: %d s, draws %lld, acks %lld (painted %lld, errors %lld, skipped "
                 "%lld), unmatched %lld, outstanding %lld, session draws %llu (rejected %llu), "
@@ -228,8 +250,17 @@ TEST(Soak, BusyRealServer) {
       for (const auto& e : errors) std::printf("  error: %s\n", e.c_str());
     }
 
-    // Every draw acknowledged exactly once.
+    // Every draw acknowledged exactly once, and the observer saw each draw and each ack.
     EXPECT_GT(st.draws_submitted, 0);
+    {
+      std::lock_guard lock(mu);
+      EXPECT_EQ(observed_draws, st.draws_submitted);
+      EXPECT_EQ(observed_acks, st.acks);
+      EXPECT_GT(windows_seen, 0);
+    }
+    // Every ack reached the server or was made after it hung up; none failed on an open session.
+    EXPECT_EQ(st.acks_send_failed, 0);
+    EXPECT_EQ(st.acks_sent + st.acks_after_close, st.acks);
     EXPECT_EQ(st.acks, st.draws_submitted);
     EXPECT_EQ(st.acks_unmatched, 0);
     EXPECT_EQ(st.outstanding, 0);

@@ -91,6 +91,9 @@ class FakePeer {
   // Stops (true) or resumes (false) reading what the client sends: a server that stops
   // reading.
   void pause_reading(bool paused) { paused_ = paused; }
+  // false: stay connected after the client's "disconnect" (default: close at once, as xpra
+  // does), so that a test can send more before it calls close_client().
+  void close_on_disconnect(bool close) { close_on_disconnect_ = close; }
   void send_packet(const Value& packet) { send(frame_packet(packet)); }
   void close_client() {
     if (client_fd_ >= 0) ::shutdown(client_fd_, SHUT_RDWR);
@@ -213,7 +216,7 @@ class FakePeer {
           packets_.push_back(std::move(p));
         }
       }
-      if (bye) ::shutdown(fd, SHUT_RDWR);
+      if (bye && close_on_disconnect_) ::shutdown(fd, SHUT_RDWR);
       cv_.notify_all();
     }
     {
@@ -228,6 +231,7 @@ class FakePeer {
   int port_ = 0;
   std::atomic<bool> stop_{false};
   std::atomic<bool> paused_{false};
+  std::atomic<bool> close_on_disconnect_{true};
   std::thread thread_;
   Mutex mu_;
   std::condition_variable_any cv_;

@@ -1,18 +1,18 @@
-// Viewer: one live xpra session painted into a backing — what `pixpath attach` and
-// `pixpath record` run.
+// The live session of `pixpath attach` and `pixpath record`: a ClientPipeline (the one the
+// hostile-server and soak tests run) painting into a backing, with the command's presentation
+// around it as observers: the summary (session_summary.h), snapshots (snapshot_observer.h),
+// the recording (recording_observer.h), and here the run loop, status lines and signals.
 //
-// What it does: connects (xpra::Session), creates/resizes/destroys a backing window for every
-// new-window / window-move-resize / lost-window, hands every draw to a PaintEngine and sends
-// the engine's acknowledgement (received -> painted time, -1 on a decode error) through
-// Session::send_ack, so every draw is acked exactly once. Optionally it writes every window
-// event and draw, with its arrival time, to a recording (docs/recording-format.md), and a PNG
-// per window (`<wid>-<sanitised title>.png`) every snapshot interval and at exit.
+// What the pipeline does (client_pipeline.h): connects, creates/resizes/destroys a window for
+// every new-window / window-move-resize / lost-window, paints every draw and acknowledges it
+// exactly once with real decode-to-paint times, and stops cleanly.
 //
-// Threads: the session's reader thread runs the listener (engine.submit, window events, the
-// recording writer); the calling thread is the UI thread: it runs the engine's UI loop, the
-// snapshot and status timers, and the shutdown. SIGINT/SIGTERM (installed by run_viewer for
-// its duration) end the session cleanly: drain what arrived (acked with real times),
-// send "disconnect", paint and ack what came meanwhile, write the final snapshots.
+// Threads: the session's reader thread runs the pipeline's listener and the reader-thread
+// observers (the recording writer); the calling thread is the UI thread: it runs the engine's
+// UI loop, the snapshot and status timers, and the stop sequence. SIGINT/SIGTERM (installed
+// by run_attach_session for its duration) end the session cleanly: drain what arrived (acked
+// with real times), send "disconnect", paint and ack what came meanwhile, write the final
+// snapshots.
 #pragma once
 
 #include "pixpath/client/client_limits.h"
@@ -22,7 +22,7 @@
 
 namespace pixpath::tools {
 
-struct ViewerOptions {
+struct AttachOptions {
   std::string command = "attach";  // for messages: "pixpath <command>: ..."
   std::string url;                 // tcp://HOST:PORT/
   std::string encoding = "rgb24";  // preferred coding (xpra "encoding")
@@ -48,10 +48,6 @@ struct ViewerOptions {
 
 // Runs the session until --exit-after, a signal, or the server ends it. Returns 0 when the
 // session ran and ended cleanly, 1 when it could not connect or failed, 2 on bad options.
-int run_viewer(const ViewerOptions& options, std::ostream& out, std::ostream& err);
-
-// "xterm: ~/src" -> "xterm___src": letters, digits, '.', '-', '_' kept, the rest '_', at most
-// 64 characters, "untitled" when empty. Exposed for tests.
-std::string sanitise_title(const std::string& title);
+int run_attach_session(const AttachOptions& options, std::ostream& out, std::ostream& err);
 
 }  // namespace pixpath::tools

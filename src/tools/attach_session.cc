@@ -1,0 +1,251 @@
+#include "attach_session.h"
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <ostream>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "pixpath/client/client_pipeline.h"
+#include "pixpath/codecs/registry.h"
+#include "pixpath/paint/backing_registry.h"
+#include "pixpath/paint/paint_engine.h"
+#include "pixpath/paint/recording.h"
+#include "recording_observer.h"
+#include "session_summary.h"
+#include "snapshot_observer.h"
+
+namespace pixpath::tools {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using namespace std::chrono_literals;
+
+std::atomic<int> g_signal{0};
+extern "C" void on_signal(int signo) { g_signal.store(signo); }
+
+// Installs SIGINT/SIGTERM handlers (no SA_RESTART) for its lifetime.
+class SignalScope {
+ public:
+  SignalScope() {
+    g_signal.store(0);
+    struct sigaction sa {};
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, &old_int_);
+    sigaction(SIGTERM, &sa, &old_term_);
+  }
+  ~SignalScope() {
+    sigaction(SIGINT, &old_int_, nullptr);
+    sigaction(SIGTERM, &old_term_, nullptr);
+  }
+
+ private:
+  struct sigaction old_int_ {}, old_term_ {};
+};
+
+double seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
+
+}  // namespace
+
+int run_attach_session(const AttachOptions& o, std::ostream& out, std::ostream& err) {
+  const std::string who = "pixpath " + o.command + ": ";
+  client::apply_picture_limits(o.limits);  // process-wide; before any thread makes pictures
+  const auto& registry = codecs::CodecRegistry::builtin();
+  std::vector<std::string> encodings = registry.decodable_codings();
+  if (std::find(encodings.begin(), encodings.end(), o.encoding) == encodings.end()) {
+    std::string have;
+    for (const auto& e : encodings) have += (have.empty() ? "" : ", ") + e;
+    err << who << "cannot paint --encoding '" << o.encoding << "' (this build paints: " << have << ")\n";
+    return 2;
+  }
+  encodings.push_back("scroll");  // painted by the engine itself
+
+  // Windowed through the GL backing where a display exists, else headless on the CPU backing
+  // (silently without a display: that is the documented default, not a surprise).
+  std::string backing_name = "cpu";
+  const char* display = std::getenv("DISPLAY");
+  if (!o.headless && display && *display) {
+    const auto names = paint::backing_names();
+    if (std::find(names.begin(), names.end(), "gl-window") == names.end())
+      err << who << "no GL backing in this build; running headless (CPU backing)\n";
+    else
+      backing_name = "gl-window";
+  }
+  auto decoder_choice = paint::parse_decoder_choice(o.decoder);
+  if (!decoder_choice.ok()) {
+    err << who << decoder_choice.error().message() << "\n";
+    return 2;
+  }
+  if (!o.snapshot_dir.empty()) {
+    std::error_code ec;
+    std::filesystem::create_directories(o.snapshot_dir, ec);
+    if (ec) {
+      err << who << o.snapshot_dir << ": cannot create the snapshot directory: " << ec.message() << "\n";
+      return 1;
+    }
+  }
+  std::optional<paint::RecordingWriter> recording_file;
+  if (!o.record_file.empty()) {
+    auto w = paint::RecordingWriter::create(o.record_file);
+    if (!w.ok()) {
+      err << who << w.error().message() << "\n";
+      return 1;
+    }
+    recording_file.emplace(std::move(*w));
+  }
+  auto backing_or = paint::make_backing(backing_name);
+  if (!backing_or.ok() && backing_name != "cpu") {
+    err << who << "cannot open windows (" << backing_or.error().message()
+        << "); running headless (CPU backing)\n";
+    backing_or = paint::make_backing("cpu");
+  }
+  if (!backing_or.ok()) {
+    err << who << backing_or.error().message() << "\n";
+    return 1;
+  }
+  paint::Backing& backing = **backing_or;
+
+  const bool tty = ::isatty(STDERR_FILENO) == 1;
+  const bool status_lines = tty || o.progress;
+  const auto start = Clock::now();
+
+  // The observers: the summary always, snapshots and the recording when asked for.
+  SessionSummary summary;
+  std::optional<SnapshotObserver> snapshots;
+  if (!o.snapshot_dir.empty()) snapshots.emplace(backing, o.snapshot_dir);
+  std::optional<RecordingObserver> recording;
+  if (recording_file) recording.emplace(std::move(*recording_file), start);
+
+  client::ClientPipelineOptions po;
+  po.observers.push_back(&summary);
+  if (snapshots) po.observers.push_back(&*snapshots);
+  if (recording) po.observers.push_back(&*recording);
+  po.limits = o.limits;
+  po.engine.decode_threads = o.decode_threads;
+  po.engine.decoder = *decoder_choice;
+  po.engine.gpu_max_batch = o.gpu_max_batch;
+  po.engine.gpu_min_pixels = o.gpu_min_pixels;
+  xpra::SessionOptions& so = po.session;
+  so.url = o.url;
+  so.encodings = encodings;
+  so.preferred_encoding = o.encoding;
+  so.quality = o.quality;
+  so.steal = o.steal;
+  so.password.file = o.password_file;  // else XPRA_PASSWORD (PasswordSource's default)
+  so.connect_timeout = std::chrono::milliseconds(static_cast<int64_t>(o.connect_timeout_s * 1000));
+  so.log = [who, tty](std::string_view line) {
+    std::fprintf(stderr, "%s%s%.*s\n", tty ? "\r\033[K" : "", who.c_str(), int(line.size()), line.data());
+  };
+
+  SignalScope signals;
+  auto pipeline_or = client::ClientPipeline::start(backing, std::move(po));
+  if (!pipeline_or.ok()) {
+    err << who << pipeline_or.error().message() << "\n";
+    return 1;
+  }
+  client::ClientPipeline& pipeline = **pipeline_or;
+  if (snapshots) snapshots->set_window_table(pipeline);
+  if (auto ready = pipeline.wait_until_ready(std::chrono::milliseconds(
+          static_cast<int64_t>(o.connect_timeout_s * 1000)));
+      !ready.ok()) {
+    err << who << ready.error().message() << "\n";
+    pipeline.stop("client exit");
+    return 1;
+  }
+
+  // The UI loop.
+  const auto snapshot_every = std::chrono::duration_cast<Clock::duration>(
+      std::chrono::duration<double>(o.snapshot_interval_s));
+  auto next_snapshot =
+      snapshots && o.snapshot_interval_s > 0 ? start + snapshot_every : Clock::time_point::max();
+  const auto status_every = tty ? 1s : 5s;
+  auto next_status = start + status_every;
+  auto interval_start = start;
+  std::string stop_reason;
+  auto status_line = [&](bool final_line) {
+    const auto now = Clock::now();
+    SessionSummary::Interval i = summary.take_interval();
+    const double dt = std::max(1e-3, seconds(now - interval_start));
+    interval_start = now;
+    const auto p = summarize_latency(std::move(i.latency_us));
+    std::fprintf(stderr, "%s%s%.0f s: %zu windows, %.1f paints/s, latency p50 %.2f ms, %lld errors%s",
+                 tty ? "\r\033[K" : "", who.c_str(), seconds(now - start), backing.windows().size(),
+                 static_cast<double>(i.painted) / dt, static_cast<double>(p.p50) / 1000.0,
+                 static_cast<long long>(i.errors), tty && !final_line ? "" : "\n");
+  };
+
+  for (;;) {
+    pipeline.run_ui_once();
+    const auto now = Clock::now();
+    if (int sig = g_signal.load()) {
+      stop_reason = sig == SIGINT ? "interrupted (SIGINT)" : "terminated (SIGTERM)";
+      break;
+    }
+    if (o.exit_after_s > 0 && now - start >= std::chrono::duration<double>(o.exit_after_s)) {
+      stop_reason = "--exit-after reached";
+      break;
+    }
+    if (pipeline.closed()) {
+      stop_reason = "the session ended";
+      break;
+    }
+    if (now >= next_snapshot) next_snapshot = snapshots->snapshot_all() ? now + snapshot_every : now + 50ms;
+    if (status_lines && now >= next_status) {
+      status_line(false);
+      next_status = now + status_every;
+    }
+    pipeline.wait_for_work(50ms);
+  }
+
+  // The clean end (client_pipeline.h): paint and ack what arrived, say goodbye while still
+  // painting and acking what comes meanwhile, then the final snapshots (SnapshotObserver).
+  const bool idle = pipeline.stop("client request: " + stop_reason);
+  if (status_lines) status_line(true);
+
+  SessionOutcome outcome;
+  outcome.command = o.command;
+  outcome.url = o.url;
+  outcome.encoding = o.encoding;
+  outcome.stop_reason = stop_reason;
+  outcome.duration_s = seconds(Clock::now() - start);
+  outcome.windows = pipeline.windows();
+  outcome.stats = pipeline.stats();
+  outcome.engine_idle_at_exit = idle;
+  outcome.end = pipeline.end();
+  if (recording) {
+    outcome.record_file = o.record_file;
+    outcome.recorded_bytes = recording->bytes_written();
+    outcome.recording_errors = recording->close();
+  }
+  if (snapshots) {
+    for (const auto& w : outcome.windows) outcome.snapshot_files[w.wid] = snapshots->file_of(w.wid);
+    outcome.snapshot_errors = snapshots->errors();
+  }
+
+  const nlohmann::json j = summary_json(summary, outcome);
+  if (o.json) {
+    out << j.dump(2) << "\n";
+  } else {
+    print_summary_table(out, j, outcome);
+  }
+  for (const auto& e : outcome.recording_errors) err << who << "recording: " << e << "\n";
+  for (const auto& e : outcome.snapshot_errors) err << who << "snapshot: " << e << "\n";
+  if (outcome.end && outcome.end->error) {
+    err << who << outcome.end->message() << "\n";
+    return 1;
+  }
+  return outcome.recording_errors.empty() && outcome.snapshot_errors.empty() ? 0 : 1;
+}
+
+}  // namespace pixpath::tools
