@@ -62,11 +62,21 @@ int run_attach_session(const AttachOptions& o, std::ostream& out, std::ostream& 
   const std::string who = "pixpath " + o.command + ": ";
   client::apply_picture_limits(o.limits);  // process-wide; before any thread makes pictures
   const auto& registry = codecs::CodecRegistry::builtin();
-  std::vector<std::string> encodings = registry.decodable_codings();
+  const std::vector<std::string> paintable = registry.decodable_codings();
+  std::string have;
+  for (const auto& e : paintable) have += (have.empty() ? "" : ", ") + e;
+  std::vector<std::string> encodings;
+  for (const auto& e : o.encodings.empty() ? paintable : o.encodings) {
+    if (e == "scroll") continue;  // always offered (below)
+    if (std::find(paintable.begin(), paintable.end(), e) == paintable.end()) {
+      err << who << "cannot paint --encodings '" << e << "' (this build paints: " << have << ")\n";
+      return 2;
+    }
+    if (std::find(encodings.begin(), encodings.end(), e) == encodings.end()) encodings.push_back(e);
+  }
   if (std::find(encodings.begin(), encodings.end(), o.encoding) == encodings.end()) {
-    std::string have;
-    for (const auto& e : encodings) have += (have.empty() ? "" : ", ") + e;
-    err << who << "cannot paint --encoding '" << o.encoding << "' (this build paints: " << have << ")\n";
+    err << who << "cannot paint --encoding '" << o.encoding << "' (this build paints: " << have
+        << (o.encodings.empty() ? "" : "; --encodings offers only some of them") << ")\n";
     return 2;
   }
   encodings.push_back("scroll");  // painted by the engine itself
@@ -142,6 +152,14 @@ int run_attach_session(const AttachOptions& o, std::ostream& out, std::ostream& 
   so.preferred_encoding = o.encoding;
   so.quality = o.quality;
   so.steal = o.steal;
+  if (o.packet_encoder != "auto") {
+    auto enc = xpra::parse_packet_encoder(o.packet_encoder);
+    if (!enc) {
+      err << who << "unknown --packet-encoder '" << o.packet_encoder << "' (auto, rencodeplus, bencode)\n";
+      return 2;
+    }
+    so.packet_encoder = *enc;
+  }
   so.password.file = o.password_file;  // else XPRA_PASSWORD (PasswordSource's default)
   so.connect_timeout = std::chrono::milliseconds(static_cast<int64_t>(o.connect_timeout_s * 1000));
   so.log = [who, tty](std::string_view line) {

@@ -19,12 +19,13 @@
 
 #include <iosfwd>
 #include <string>
+#include <vector>
 
 namespace pixpath::tools {
 
 struct AttachOptions {
   std::string command = "attach";  // for messages: "pixpath <command>: ..."
-  std::string url;                 // tcp://HOST:PORT/
+  std::string url;                 // tcp://HOST:PORT/, socket:///PATH, :N (xpra/endpoint.h)
   std::string encoding = "rgb24";  // preferred coding (xpra "encoding")
   int quality = -1;                // -1: the server's choice
   std::string password_file;       // else XPRA_PASSWORD; never a command-line value
@@ -33,8 +34,12 @@ struct AttachOptions {
   std::string snapshot_dir;        // empty: no snapshots
   double snapshot_interval_s = 0;  // 0: at exit (and when a window is lost) only
   std::string record_file;         // empty: no recording
-  bool steal = false;              // connect even when the session has a client (xpra "steal";
-                                   // with the server's --sharing=yes both clients stay)
+  bool steal = true;               // take the session over from another client, as xpra's own
+                                   // client does (6.x refuses steal=no even when no other client
+                                   // is attached; with the server's --sharing=yes both stay)
+  std::string packet_encoder = "auto";  // auto (rencodeplus, then bencode), rencodeplus, bencode
+  std::vector<std::string> encodings;   // restrict the codings offered (empty: all this build
+                                        // paints), like xpra's --encodings
   bool headless = true;            // false: X11 windows through the GL backing where DISPLAY is
                                    // set and GL works, else headless (with a message)
   std::string decoder = "auto";    // jpeg/jpega: cpu, gpu, auto (paint_engine.h)

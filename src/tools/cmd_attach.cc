@@ -1,6 +1,7 @@
 // `pixpath attach URL [--headless] [--snapshot-dir DIR] [--snapshot-interval S]
-// [--exit-after S] [--encoding E] [--quality Q] [--password-file F] [--decode-threads N]
-// [--json] [--progress]`: a live view of an xpra session (attach_session.h does the work).
+// [--exit-after S] [--encoding E] [--encodings LIST] [--quality Q] [--password-file F]
+// [--packet-encoder auto|rencodeplus|bencode] [--steal=yes|no] [--decode-threads N] [--json]
+// [--progress]`: a live view of an xpra session (attach_session.h does the work).
 #include <iostream>
 #include <memory>
 
@@ -12,7 +13,10 @@ namespace pixpath::tools {
 
 // Options shared by attach and record.
 void add_session_options(CLI::App& cmd, AttachOptions& o) {
-  cmd.add_option("URL", o.url, "The xpra server, tcp://HOST:PORT/")->required();
+  cmd.add_option("URL", o.url,
+                 "The xpra session: tcp://HOST:PORT/, socket:///PATH (a local Unix socket) or :N "
+                 "(the local session on display N, found as `xpra attach :N` finds it)")
+      ->required();
   cmd.add_option("--encoding", o.encoding,
                  "Preferred coding (rgb24 is lossless; a 3.1 server still picks rgb24 for windows "
                  "narrower than ~2048 px unless it runs with XPRA_ENCODING_STRICT_MODE=1)")
@@ -49,8 +53,19 @@ void add_session_options(CLI::App& cmd, AttachOptions& o) {
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
   cmd.add_flag("--steal", o.steal,
-               "Connect even when the session already has a client: a server started with "
-               "--sharing=yes keeps both, otherwise the other client is disconnected");
+               "Take the session over from another client (default yes, as xpra's own client; "
+               "--steal=no opts out, which xpra 6.x refuses): a server started with "
+               "--sharing=yes keeps both clients")
+      ->capture_default_str();
+  cmd.add_option("--packet-encoder", o.packet_encoder,
+                 "Packet encoding: auto (rencodeplus for xpra 4+; bencode once if the server "
+                 "cannot read it, as xpra 3.1), rencodeplus or bencode")
+      ->check(CLI::IsMember({"auto", "rencodeplus", "bencode"}))
+      ->capture_default_str();
+  cmd.add_option("--encodings", o.encodings,
+                 "Offer only these codings, comma-separated (default: every coding this build "
+                 "paints; xpra 6.x sends an xterm as jpeg when png and webp are not offered)")
+      ->delimiter(',');
   cmd.add_option("--decoder", o.decoder,
                  "jpeg/jpega decoder: cpu, gpu (nvJPEG; fails without one) or auto (gpu when "
                  "the GPU module loads and the backing is GL)")

@@ -76,11 +76,13 @@ inline std::unique_ptr<LiveServer> start_live_server_with(xpra::testing::XpraSer
   return live;
 }
 
-// A 3.1 server with no started application (the test starts its X clients), extra
-// environment and arguments.
+// A server (3.1 unless `version` says otherwise) with no started application (the test starts
+// its X clients), extra environment and arguments.
 inline std::unique_ptr<LiveServer> start_live_server(
-    std::vector<std::pair<std::string, std::string>> env = {}, std::vector<std::string> args = {}) {
+    std::vector<std::pair<std::string, std::string>> env = {}, std::vector<std::string> args = {},
+    xpra::testing::XpraVersion version = xpra::testing::XpraVersion::V3_1) {
   xpra::testing::XpraServerOptions o;
+  o.version = version;
   o.start.clear();
   o.environment = std::move(env);
   o.extra_args = std::move(args);
