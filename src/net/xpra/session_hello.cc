@@ -20,6 +20,14 @@ Value digests() {
   return Value::string_list(std::vector<std::string>(kSupportedDigests.begin(), kSupportedDigests.end()));
 }
 
+// A view-only client: no input, clipboard, notifications, trays, files, printing or webcam
+// (both generations read these flat keys).
+void set_view_only(Value& caps) {
+  for (const char* feature : {"keyboard", "mouse", "clipboard", "notifications", "cursors", "bell",
+                              "system_tray", "file-transfer", "printing", "webcam"})
+    caps.set(feature, false);
+}
+
 // 6.x treats jpeg, jpega and webp as "video" encoders: it uses them only for the colourspaces a
 // client lists here (else it sends png). pixpath's decoders take each coding's whole file, so
 // any colourspace the server encodes from is fine; these are the ones xpra's own client lists.
@@ -77,17 +85,8 @@ Value Session::make_hello_6x() const {
   Value window{Value::Dict{}};
   window.set("enabled", true);
   caps.set("window", window);
-  caps.set("keyboard", false);
-  caps.set("mouse", false);
-  caps.set("clipboard", false);
-  caps.set("notifications", false);
-  caps.set("cursors", false);
-  caps.set("bell", false);
-  caps.set("system_tray", false);
+  set_view_only(caps);
   caps.set("audio", false);
-  caps.set("file-transfer", false);
-  caps.set("printing", false);
-  caps.set("webcam", false);
   // 6.x pings a client only when asked to; the pings keep a dead connection from lingering.
   caps.set("ping", true);
   caps.set("desktop_size", Value::list({o.desktop_width, o.desktop_height}));
@@ -131,18 +130,9 @@ Value Session::make_hello_31() const {
   caps.set("share", o.share);
   caps.set("steal", o.steal);
   caps.set("windows", true);
-  caps.set("keyboard", false);
-  caps.set("mouse", false);
-  caps.set("clipboard", false);
-  caps.set("notifications", false);
-  caps.set("cursors", false);
-  caps.set("bell", false);
-  caps.set("system_tray", false);
+  set_view_only(caps);
   caps.set("sound.receive", false);
   caps.set("sound.send", false);
-  caps.set("file-transfer", false);
-  caps.set("printing", false);
-  caps.set("webcam", false);
   caps.set("desktop_size", Value::list({o.desktop_width, o.desktop_height}));
   caps.set("screen_sizes", Value::list({}));
   caps.set("encodings", Value::string_list(o.encodings));
