@@ -305,7 +305,11 @@ TEST_P(AttachBoth, EncodingsOptionGetsJpegFrom6x) {
 // --socket-dirs is found).
 TEST_P(AttachBoth, LocalDisplayByNumber) {
   TempDir tmp;
-  auto live = start_live_server({}, {}, GetParam());
+  xpra::testing::XpraServerOptions so;
+  so.version = GetParam();
+  so.start.clear();
+  so.bind_auto = true;
+  auto live = start_live_server_with(so);
   ASSERT_TRUE(live);
   live->start_static_xterm(tmp.path);
   live->wait_for_apps(tmp.path);

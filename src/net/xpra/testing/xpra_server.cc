@@ -185,7 +185,7 @@ Result<std::unique_ptr<XpraServer>> XpraServer::start(XpraServerOptions options)
     s->socket_path_ = s->dir_ + "/server.sock";
     args.push_back("--bind=" + s->socket_path_);
   } else {
-    args.push_back("--bind=none");
+    args.push_back(options.bind_auto ? "--bind=auto" : "--bind=none");
   }
   args.push_back(fmt::format("--socket-dirs={}", s->dir_));
   args.push_back(fmt::format("--socket-dir={}", s->dir_));

@@ -55,6 +55,10 @@ struct XpraServerOptions {
   std::string encoding;                    // --encoding=...; empty: the server's default
   bool bind_tcp = true;                    // --bind-tcp=127.0.0.1:PORT (url())
   bool bind_unix = false;                  // --bind=DIR/server.sock (socket_path())
+  // Else --bind=auto instead of --bind=none: the server's own local sockets in its socket dir
+  // (DIR/HOSTNAME-N), where `xpra attach :N` (and `pixpath attach :N` with
+  // XPRA_SOCKET_DIRS=dir()) finds them.
+  bool bind_auto = false;
   std::vector<std::string> extra_args;     // appended to the command line
   // Extra environment for the server, e.g. {"XPRA_ENCODING_STRICT_MODE", "1"}: a 3.1 server
   // otherwise sends rgb24 for every window narrower than its "rgb auto threshold" (it
