@@ -133,7 +133,12 @@ std::vector<std::string> version_args(XpraVersion v) {
       a.push_back(x);
     }
   } else {
-    for (const char* x : {"--speaker=no", "--microphone=no", "--dbus-proxy=no"}) a.push_back(x);
+    // --start-new-commands=no: 3.1 then skips loading the xdg application menus. With
+    // python3-xdg present (scripts/setup-xpra6 installs it for 6.x) 3.1 parses them at start,
+    // and one CI dry run saw it crash there (exit status 11 after "Error parsing xdg menu
+    // data"); a test server needs no start menu.
+    for (const char* x : {"--speaker=no", "--microphone=no", "--dbus-proxy=no", "--start-new-commands=no"})
+      a.push_back(x);
   }
   return a;
 }
