@@ -126,10 +126,7 @@ TEST_P(AttachBoth, JpegDrawsArePainted) {
   ASSERT_TRUE(s.contains("per_coding")) << r.out;
   log_codings("strict server, --encoding jpeg --quality 90", s);
   expect_clean_session(s, *live->server);
-  int64_t jpeg_painted = 0;
-  for (const auto& c : s["per_coding"])
-    if (c["coding"] == "jpeg") jpeg_painted = c["painted"];
-  EXPECT_GT(jpeg_painted, 0) << "no jpeg draw painted";
+  EXPECT_GT(painted(s, "jpeg"), 0) << "no jpeg draw painted";
 
   const auto* w = window_by_title(s, kStaticXterm);
   ASSERT_TRUE(w);
@@ -289,10 +286,7 @@ TEST_P(AttachBoth, EncodingsOptionGetsJpegFrom6x) {
   ASSERT_TRUE(s.contains("per_coding")) << r.out;
   log_codings("stock 6.x server, --encodings jpeg,rgb24,rgb32", s);
   expect_clean_session(s, *live->server);
-  int64_t jpeg_painted = 0;
-  for (const auto& c : s["per_coding"])
-    if (c["coding"] == "jpeg") jpeg_painted = c["painted"];
-  EXPECT_GT(jpeg_painted, 0) << "no jpeg draw painted";
+  EXPECT_GT(painted(s, "jpeg"), 0) << "no jpeg draw painted";
   const auto* w = window_by_title(s, kStaticXterm);
   ASSERT_TRUE(w);
   auto diff = compare_with_display(*live, *w, tmp.path);

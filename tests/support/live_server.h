@@ -105,6 +105,13 @@ inline const nlohmann::json* window_by_title(const nlohmann::json& summary, cons
   return nullptr;
 }
 
+// How many draws of `coding` the summary says were painted (0 when none came).
+inline int64_t painted(const nlohmann::json& summary, const std::string& coding) {
+  for (const auto& c : summary["per_coding"])
+    if (c["coding"] == coding) return c["painted"].get<int64_t>();
+  return 0;
+}
+
 // One line per coding for the test log: what the server sent.
 inline void log_codings(const std::string& what, const nlohmann::json& s) {
   std::fprintf(stderr, "== %s: %s draws, %s painted, %s errors, %s delta (%s painted), %s store\n",
