@@ -1,0 +1,27 @@
+// pixpath's own baseline JPEG parser and the CPU reference of its parallel entropy decoder
+// (the GPU decoder's steps): parse, unstuff, decode at a subsequence size taken from the input.
+#include <cstdint>
+#include <span>
+
+#include "pixpath/codecs/jpeg_parallel_decode.h"
+
+using namespace pixpath::codecs::jpeg;
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  std::span<const uint8_t> in(data, size);
+  BaselineLimits limits;
+  limits.max_width = 4096;
+  limits.max_height = 4096;
+  limits.max_pixels = 2048 * 2048;
+  auto parsed = parse_baseline_jpeg(in, limits);
+  if (!parsed.ok()) return 0;
+  const UnstuffedScan u = unstuff_scan(in, *parsed);
+  if (u.segment_begin.size() != parsed->segments.size() + 1) __builtin_trap();
+  ParallelDecodeOptions opt;
+  // 8..519 bits: small sizes make every codeword cross subsequences and exercise the sync.
+  opt.subsequence_bits = 8 + uint32_t(size % 512);
+  opt.max_coefficient_bytes = 64 << 20;
+  auto img = decode_coefficients_parallel(in, *parsed, opt);
+  (void)img;
+  return 0;
+}

@@ -1,0 +1,283 @@
+// The per-subsequence steps of pixpath's parallel baseline-JPEG entropy decoder, after
+// Weißenberger & Schmidt, "Accelerating JPEG Decompression on GPUs" (HiPC 2021,
+// arXiv 2111.09219). Written once for the CPU reference (jpeg_parallel_decode.h, which runs
+// them from a host loop) and for the CUDA kernels (which run one subsequence per thread):
+// plain structs and arrays, no allocation, no exceptions, no library calls; every function is
+// `PIXPATH_HD` (host and device under nvcc, plain inline otherwise).
+//
+// The method, in the order the host loop runs it:
+//  1. The scan's unstuffed bit stream (unstuff_scan) is cut into segments (restart intervals;
+//     the whole scan without them) and each segment into subsequences of a fixed number of
+//     bits. A subsequence's decode starts at its first bit with a guessed state (first block of
+//     an MCU, DC coefficient), except the first of a segment, whose state is known.
+//  2. decode_subsequence: every subsequence decodes codewords from its start state until the
+//     next codeword would start at or past its end; it records the state there (bit position,
+//     block within the MCU, zigzag index) and how many coefficient slots it passed.
+//  3. Synchronisation (sync_subsequence): a subsequence whose recorded start state differs
+//     from its predecessor's end state is decoded again from that end state; it keeps going
+//     round by round until no start state changes. Huffman codes resynchronise within a few
+//     codewords, so most subsequences agree after the first round; in the worst case a round
+//     fixes one more subsequence, so it always ends.
+//  4. An exclusive prefix sum of the slot counts gives each subsequence its first coefficient
+//     slot within its segment (slot = 64 * block + zigzag index, blocks in MCU order).
+//  5. write_subsequence decodes once more from the synchronised state and writes each
+//     non-zero coefficient (DC: the difference) to its block in the planar coefficient layout
+//     (BlockLayout), natural order. The output starts zeroed.
+//  6. DC prediction (undo_dc_prediction): per segment and component, the running sum of the
+//     DC differences, in block order.
+// Exactness: the decoding rules are libjpeg-turbo's (jdhuff.c decode_mcu_slow/_fast): a run
+// past coefficient 63 writes coefficient 63 and ends the block; DC sums wrap as unsigned int
+// and are stored as 16-bit; bits past a segment's end read as zeros.
+//
+// Threading: pure functions of their arguments; subsequences are independent within a step.
+#pragma once
+
+#include <cstdint>
+
+#if defined(__CUDACC__)
+#define PIXPATH_HD __host__ __device__ __forceinline__
+#else
+#define PIXPATH_HD inline
+#endif
+
+namespace pixpath::codecs::jpeg {
+
+inline constexpr int kLookaheadBits = 9;
+
+// A Huffman table ready for decoding (libjpeg's d_derived_tbl, flattened).
+struct HuffmanLookup {
+  // Codes of at most kLookaheadBits bits: (length << 8) | symbol for every
+  // kLookaheadBits-bit prefix; 0 where the code is longer.
+  uint16_t lookahead[1 << kLookaheadBits];
+  int32_t maxcode[18];    // largest code of each length, -1 for none; [17] unused
+  int32_t valoffset[17];  // symbols[code + valoffset[length]]
+  uint8_t symbols[256];
+};
+
+// Where each block of the scan goes: planar coefficients, one plane per component, each a
+// raster of stored_blocks_w x stored_blocks_h blocks of 64 int16 in natural order.
+struct BlockLayout {
+  uint32_t mcus_x = 0;
+  uint32_t blocks_per_mcu = 0;
+  uint8_t block_component[10] = {};
+  uint8_t block_dx[10] = {}, block_dy[10] = {};
+  uint8_t comp_h[4] = {}, comp_v[4] = {};  // 1 x 1 in a one-component scan
+  uint32_t comp_blocks_w[4] = {};
+  uint64_t comp_offset[4] = {};  // in coefficients
+};
+
+// Everything the decoding steps read besides the bits (device: constant or shared memory).
+struct ScanTables {
+  HuffmanLookup dc[4], ac[4];
+  uint8_t block_dc[10] = {}, block_ac[10] = {};  // table of each block of an MCU
+  uint8_t blocks_per_mcu = 1;
+  BlockLayout layout;
+};
+
+// A decoder's position: bit in the unstuffed stream, block within the MCU, next zigzag index
+// (0 = the DC coefficient comes next).
+struct DecodeState {
+  uint32_t bit = 0;
+  uint8_t block = 0;
+  uint8_t z = 0;
+};
+
+PIXPATH_HD bool same_state(const DecodeState& a, const DecodeState& b) {
+  return a.bit == b.bit && a.block == b.block && a.z == b.z;
+}
+
+// 32 bits of the stream from bit `pos`; bits at or past `end_bit` read as 0. `bytes` must
+// hold at least 5 bytes from byte pos / 8 (UnstuffedScan's padding guarantees that for any
+// pos < end_bit).
+PIXPATH_HD uint32_t peek32(const uint8_t* bytes, uint32_t pos, uint32_t end_bit) {
+  if (pos >= end_bit) return 0;
+  const uint8_t* p = bytes + (pos >> 3);
+  const uint64_t w = (uint64_t{p[0]} << 32) | (uint64_t{p[1]} << 24) | (uint64_t{p[2]} << 16) |
+                     (uint64_t{p[3]} << 8) | uint64_t{p[4]};
+  uint32_t bits = static_cast<uint32_t>(w >> (8 - (pos & 7)));
+  const uint32_t left = end_bit - pos;
+  if (left < 32) bits &= ~0u << (32 - left);
+  return bits;
+}
+
+// Decodes one Huffman code from the top of `bits`; returns the symbol and sets *length, or
+// returns -1 with *length 0 for a bit pattern that is no code of the table.
+PIXPATH_HD int huffman_decode(const HuffmanLookup& t, uint32_t bits, int* length) {
+  const uint16_t e = t.lookahead[bits >> (32 - kLookaheadBits)];
+  if (e) {
+    *length = e >> 8;
+    return e & 0xFF;
+  }
+  for (int l = kLookaheadBits + 1; l <= 16; ++l) {
+    const int32_t code = static_cast<int32_t>(bits >> (32 - l));
+    if (code <= t.maxcode[l]) {
+      *length = l;
+      return t.symbols[(code + t.valoffset[l]) & 0xFF];
+    }
+  }
+  *length = 0;
+  return -1;
+}
+
+// libjpeg's HUFF_EXTEND: the s-bit value r as a signed coefficient.
+PIXPATH_HD int32_t huffman_extend(uint32_t r, int s) {
+  return r < (1u << (s - 1)) ? static_cast<int32_t>(r) - static_cast<int32_t>((1u << s) - 1)
+                             : static_cast<int32_t>(r);
+}
+
+// One codeword (with its extra bits) at s.bit. Returns the coefficient slots it passes
+// (1..64): the coefficient it codes and any zeros before it, or the rest of the block at an
+// end of block. Sets *zpos to the zigzag index of the coefficient it codes (-1: none; a DC
+// difference is always coded) and *value to its value. For a pattern that is no code: returns
+// 0, sets *zpos -1 and moves s.bit 16 bits on (a speculative decode may be anywhere; a
+// synchronised one reports corrupt data).
+PIXPATH_HD int decode_step(const ScanTables& t, const uint8_t* bytes, uint32_t end_bit,
+                           DecodeState& s, int* zpos, int32_t* value) {
+  const uint32_t bits = peek32(bytes, s.bit, end_bit);
+  const bool dc = s.z == 0;
+  const HuffmanLookup& table = dc ? t.dc[t.block_dc[s.block]] : t.ac[t.block_ac[s.block]];
+  int length = 0;
+  const int sym = huffman_decode(table, bits, &length);
+  *zpos = -1;
+  *value = 0;
+  if (sym < 0) {
+    s.bit += 16;
+    return 0;
+  }
+  s.bit += static_cast<uint32_t>(length);
+  int znew;
+  if (dc) {
+    const int size = sym;  // 0..15, checked by the parser
+    int32_t diff = 0;
+    if (size) {
+      diff = huffman_extend(peek32(bytes, s.bit, end_bit) >> (32 - size), size);
+      s.bit += static_cast<uint32_t>(size);
+    }
+    *zpos = 0;
+    *value = diff;
+    znew = 1;
+  } else {
+    const int run = sym >> 4, size = sym & 15;
+    if (size) {
+      int k = s.z + run;
+      if (k > 63) k = 63;  // libjpeg: jpeg_natural_order[64..79] are 63
+      *zpos = k;
+      *value = huffman_extend(peek32(bytes, s.bit, end_bit) >> (32 - size), size);
+      s.bit += static_cast<uint32_t>(size);
+      znew = k + 1;
+    } else if (run == 15) {
+      znew = s.z + 16 > 64 ? 64 : s.z + 16;
+    } else {
+      znew = 64;  // end of block
+    }
+  }
+  const int passed = znew - s.z;
+  if (znew >= 64) {
+    s.z = 0;
+    s.block = static_cast<uint8_t>(s.block + 1 == t.blocks_per_mcu ? 0 : s.block + 1);
+  } else {
+    s.z = static_cast<uint8_t>(znew);
+  }
+  return passed;
+}
+
+struct SubsequenceResult {
+  DecodeState end;       // the state at the first codeword at or past the subsequence's end
+  uint32_t slots = 0;    // coefficient slots passed
+  uint32_t invalid = 0;  // patterns that were no code
+};
+
+// Step 2 and each round of step 3: decodes from `start` while the next codeword starts before
+// `end_bit` (the subsequence's end); `segment_end_bit` bounds what is read.
+PIXPATH_HD SubsequenceResult decode_subsequence(const ScanTables& t, const uint8_t* bytes,
+                                                DecodeState start, uint32_t end_bit,
+                                                uint32_t segment_end_bit) {
+  SubsequenceResult r;
+  DecodeState s = start;
+  int zpos;
+  int32_t value;
+  while (s.bit < end_bit) {
+    const int passed = decode_step(t, bytes, segment_end_bit, s, &zpos, &value);
+    r.slots += static_cast<uint32_t>(passed);
+    if (passed == 0) ++r.invalid;
+  }
+  r.end = s;
+  return r;
+}
+
+// Step 3, one subsequence in one round: `start` is its current start state, `predecessor_end`
+// the end state its predecessor reached in the previous round. Returns true (and updates
+// start, result) when they differed, so the round changed something.
+PIXPATH_HD bool sync_subsequence(const ScanTables& t, const uint8_t* bytes,
+                                 DecodeState predecessor_end, uint32_t end_bit,
+                                 uint32_t segment_end_bit, DecodeState* start,
+                                 SubsequenceResult* result) {
+  if (same_state(*start, predecessor_end)) return false;
+  *start = predecessor_end;
+  *result = decode_subsequence(t, bytes, predecessor_end, end_bit, segment_end_bit);
+  return true;
+}
+
+// The coefficient index of block `block` (in scan order: MCU by MCU) in the planar layout.
+PIXPATH_HD uint64_t block_coefficient_offset(const BlockLayout& l, uint64_t block) {
+  const uint64_t mcu = block / l.blocks_per_mcu;
+  const uint32_t k = static_cast<uint32_t>(block - mcu * l.blocks_per_mcu);
+  const uint32_t c = l.block_component[k];
+  const uint64_t mx = mcu % l.mcus_x, my = mcu / l.mcus_x;
+  const uint64_t bx = mx * l.comp_h[c] + l.block_dx[k];
+  const uint64_t by = my * l.comp_v[c] + l.block_dy[k];
+  return l.comp_offset[c] + (by * l.comp_blocks_w[c] + bx) * 64;
+}
+
+struct WriteResult {
+  uint32_t slots = 0;
+  uint32_t first_invalid_slot = 0xFFFFFFFFu;  // the slot (within the segment) of a bad code
+};
+
+// Step 5: decodes from the synchronised `start`, whose first slot within its segment is
+// `first_slot`, and writes the coefficients of slots below `segment_slots` (the segment's
+// blocks x 64; later slots are the padding after the last block) into `out`, the segment's
+// first block being `segment_first_block`. `natural` maps zigzag to natural order.
+PIXPATH_HD WriteResult write_subsequence(const ScanTables& t, const uint8_t* bytes,
+                                         DecodeState start, uint32_t end_bit,
+                                         uint32_t segment_end_bit, uint32_t first_slot,
+                                         uint32_t segment_slots, uint64_t segment_first_block,
+                                         const uint8_t* natural, int16_t* out) {
+  WriteResult r;
+  DecodeState s = start;
+  uint32_t slot = first_slot;  // the slot of the current block's coefficient s.z
+  int zpos;
+  int32_t value;
+  while (s.bit < end_bit) {
+    const uint32_t block_slot = slot - s.z;
+    const int passed = decode_step(t, bytes, segment_end_bit, s, &zpos, &value);
+    if (passed == 0) {
+      if (slot < segment_slots && r.first_invalid_slot == 0xFFFFFFFFu) r.first_invalid_slot = slot;
+    } else if (zpos >= 0 && value != 0) {
+      const uint32_t at = block_slot + static_cast<uint32_t>(zpos);
+      if (at < segment_slots) {
+        const uint64_t block = segment_first_block + at / 64;
+        out[block_coefficient_offset(t.layout, block) + natural[zpos]] =
+            static_cast<int16_t>(value);
+      }
+    }
+    slot += static_cast<uint32_t>(passed);
+    r.slots += static_cast<uint32_t>(passed);
+  }
+  return r;
+}
+
+// Step 6, one segment: its blocks [first_block, first_block + block_count) hold DC
+// differences; they become DC values (libjpeg's last_dc_val, reset at each restart).
+PIXPATH_HD void undo_dc_prediction(const BlockLayout& l, uint64_t first_block,
+                                   uint64_t block_count, int16_t* out) {
+  uint32_t last[4] = {0, 0, 0, 0};
+  for (uint64_t b = first_block; b < first_block + block_count; ++b) {
+    const uint32_t c = l.block_component[b % l.blocks_per_mcu];
+    int16_t& dc = out[block_coefficient_offset(l, b)];
+    last[c] += static_cast<uint32_t>(static_cast<int32_t>(dc));
+    dc = static_cast<int16_t>(static_cast<int32_t>(last[c]));
+  }
+}
+
+}  // namespace pixpath::codecs::jpeg

@@ -1,0 +1,63 @@
+// CPU reference of pixpath's parallel baseline-JPEG entropy decoder: the steps of
+// jpeg_entropy_kernels.h (Weißenberger & Schmidt's self-synchronising subsequence decoding)
+// run one subsequence at a time from a host loop over plain arrays, exactly as the CUDA
+// kernels run them one per thread. Its output is the quantised DCT coefficients, equal to
+// libjpeg-turbo's jpeg_read_coefficients for every file parse_baseline_jpeg accepts whose
+// entropy data is intact; broken entropy data is an error (subject "jpeg", stage
+// "parallel decode"), never a read or write out of bounds.
+//
+// It is the reference the GPU decoder is tested against, not a fast CPU decoder: TurboJPEG
+// stays the CPU route.
+//
+// Threading: plain functions; no shared state.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "pixpath/codecs/jpeg_baseline_parse.h"
+#include "pixpath/codecs/jpeg_entropy_kernels.h"
+#include "pixpath/core/result.h"
+
+namespace pixpath::codecs::jpeg {
+
+struct ParallelDecodeOptions {
+  uint32_t subsequence_bits = 1024;  // bits per subsequence (>= 8)
+  uint64_t max_coefficient_bytes = uint64_t{1} << 30;
+};
+
+// What the run did (for tests and the benchmark's breakdown).
+struct ParallelDecodeStats {
+  size_t segments = 0;
+  size_t subsequences = 0;
+  int sync_rounds = 0;               // rounds that changed at least one start state
+  size_t sync_decodes = 0;           // subsequence decodes done by those rounds
+  size_t wrong_speculative_starts = 0;  // subsequences whose guessed start state was wrong
+};
+
+// Quantised coefficients, one plane per component: a raster of blocks_w x blocks_h blocks
+// (the scan's stored size, FrameComponent::stored_blocks_w/_h), 64 int16 each, natural order.
+struct CoefficientImage {
+  int component_count = 0;
+  std::array<uint32_t, kMaxComponents> blocks_w{}, blocks_h{};
+  std::array<uint64_t, kMaxComponents> offset{};  // first coefficient of each plane
+  std::vector<int16_t> coefficients;
+
+  const int16_t* block(int component, uint32_t bx, uint32_t by) const {
+    return coefficients.data() + offset[size_t(component)] +
+           (uint64_t(by) * blocks_w[size_t(component)] + bx) * 64;
+  }
+};
+
+// The decoding tables and block layout of the parsed scan (the GPU copies this to the device).
+ScanTables build_scan_tables(const BaselineJpeg& jpeg);
+
+// `data` is what parse_baseline_jpeg parsed into `jpeg`.
+Result<CoefficientImage> decode_coefficients_parallel(std::span<const uint8_t> data,
+                                                      const BaselineJpeg& jpeg,
+                                                      const ParallelDecodeOptions& options = {},
+                                                      ParallelDecodeStats* stats = nullptr);
+
+}  // namespace pixpath::codecs::jpeg

@@ -1,0 +1,224 @@
+#include "pixpath/codecs/jpeg_parallel_decode.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <memory>
+
+namespace pixpath::codecs::jpeg {
+namespace {
+
+Error decode_error(ErrorCode code, std::string reason) {
+  return Error(code, "jpeg", "parallel decode", std::move(reason));
+}
+
+// libjpeg's jpeg_make_d_derived_tbl (the parser checked the code lengths).
+void build_lookup(const HuffmanSpec& spec, HuffmanLookup* t) {
+  *t = HuffmanLookup{};
+  std::array<uint8_t, 257> size{};
+  std::array<uint32_t, 257> code{};
+  int p = 0;
+  for (int l = 1; l <= 16; ++l) {
+    for (int i = 0; i < spec.counts[size_t(l)]; ++i) size[size_t(p++)] = uint8_t(l);
+  }
+  const int n = p;
+  uint32_t c = 0;
+  int si = n ? size[0] : 0;
+  p = 0;
+  while (p < n) {
+    while (p < n && size[size_t(p)] == si) code[size_t(p++)] = c++;
+    c <<= 1;
+    ++si;
+  }
+  p = 0;
+  for (int l = 1; l <= 16; ++l) {
+    if (spec.counts[size_t(l)]) {
+      t->valoffset[l] = p - int32_t(code[size_t(p)]);
+      p += spec.counts[size_t(l)];
+      t->maxcode[l] = int32_t(code[size_t(p - 1)]);
+    } else {
+      t->maxcode[l] = -1;
+    }
+  }
+  t->maxcode[17] = 0x7FFFFFFF;
+  std::copy(spec.symbols.begin(), spec.symbols.end(), t->symbols);
+  for (int i = 0; i < n; ++i) {
+    const int l = size[size_t(i)];
+    if (l > kLookaheadBits) continue;
+    const uint32_t first = code[size_t(i)] << (kLookaheadBits - l);
+    const uint32_t count = 1u << (kLookaheadBits - l);
+    for (uint32_t k = 0; k < count; ++k) {
+      t->lookahead[first + k] = uint16_t((l << 8) | spec.symbols[size_t(i)]);
+    }
+  }
+}
+
+}  // namespace
+
+ScanTables build_scan_tables(const BaselineJpeg& jpeg) {
+  ScanTables t;
+  for (size_t i = 0; i < 4; ++i) {
+    build_lookup(jpeg.dc[i], &t.dc[i]);
+    build_lookup(jpeg.ac[i], &t.ac[i]);
+  }
+  t.blocks_per_mcu = uint8_t(jpeg.blocks_per_mcu);
+  BlockLayout& l = t.layout;
+  l.mcus_x = uint32_t(jpeg.mcus_x);
+  l.blocks_per_mcu = uint32_t(jpeg.blocks_per_mcu);
+  for (int b = 0; b < jpeg.blocks_per_mcu; ++b) {
+    const FrameComponent& fc = jpeg.components[jpeg.mcu_block_component[size_t(b)]];
+    t.block_dc[b] = fc.dc_table;
+    t.block_ac[b] = fc.ac_table;
+    l.block_component[b] = jpeg.mcu_block_component[size_t(b)];
+    l.block_dx[b] = jpeg.mcu_block_dx[size_t(b)];
+    l.block_dy[b] = jpeg.mcu_block_dy[size_t(b)];
+  }
+  uint64_t offset = 0;
+  for (int c = 0; c < jpeg.component_count; ++c) {
+    const FrameComponent& fc = jpeg.components[size_t(c)];
+    l.comp_h[c] = jpeg.interleaved ? fc.h : 1;
+    l.comp_v[c] = jpeg.interleaved ? fc.v : 1;
+    l.comp_blocks_w[c] = uint32_t(fc.stored_blocks_w);
+    l.comp_offset[c] = offset;
+    offset += uint64_t(fc.stored_blocks_w) * uint64_t(fc.stored_blocks_h) * 64;
+  }
+  return t;
+}
+
+Result<CoefficientImage> decode_coefficients_parallel(std::span<const uint8_t> data,
+                                                      const BaselineJpeg& jpeg,
+                                                      const ParallelDecodeOptions& options,
+                                                      ParallelDecodeStats* stats) {
+  if (options.subsequence_bits < 8) {
+    return decode_error(ErrorCode::InvalidArgument,
+                        fmt::format("subsequence of {} bits (at least 8)", options.subsequence_bits));
+  }
+  if (jpeg.blocks_per_mcu < 1 || jpeg.segments.empty() || jpeg.scan_end > data.size()) {
+    return decode_error(ErrorCode::InvalidArgument, "the parsed picture does not match the data");
+  }
+  CoefficientImage img;
+  img.component_count = jpeg.component_count;
+  uint64_t total = 0;
+  for (int c = 0; c < jpeg.component_count; ++c) {
+    const FrameComponent& fc = jpeg.components[size_t(c)];
+    img.blocks_w[size_t(c)] = uint32_t(fc.stored_blocks_w);
+    img.blocks_h[size_t(c)] = uint32_t(fc.stored_blocks_h);
+    img.offset[size_t(c)] = total;
+    total += uint64_t(fc.stored_blocks_w) * uint64_t(fc.stored_blocks_h) * 64;
+  }
+  if (total * sizeof(int16_t) > options.max_coefficient_bytes) {
+    return decode_error(ErrorCode::LimitExceeded,
+                        fmt::format("{} coefficient bytes for {}x{} (limit {})",
+                                    total * sizeof(int16_t), jpeg.width, jpeg.height,
+                                    options.max_coefficient_bytes));
+  }
+  auto tables = std::make_unique<ScanTables>(build_scan_tables(jpeg));
+  const UnstuffedScan u = unstuff_scan(data, jpeg);
+  if (u.bytes.size() >= (size_t{1} << 29)) {  // bit positions are 32-bit
+    return decode_error(ErrorCode::LimitExceeded,
+                        fmt::format("{} bytes of entropy-coded data (under 512 MiB)", u.bytes.size()));
+  }
+  const uint8_t* bytes = u.bytes.data();
+
+  // Step 1: segments and subsequences (plain arrays, as the kernels take them).
+  const size_t nseg = jpeg.segments.size();
+  const uint32_t bpm = uint32_t(jpeg.blocks_per_mcu);
+  std::vector<uint32_t> seg_end_bit(nseg), seg_first_sub(nseg + 1);
+  std::vector<uint32_t> sub_begin, sub_end, sub_seg;
+  for (size_t s = 0; s < nseg; ++s) {
+    const uint32_t b = u.segment_begin[s] * 8, e = u.segment_begin[s + 1] * 8;
+    seg_end_bit[s] = e;
+    seg_first_sub[s] = uint32_t(sub_begin.size());
+    uint32_t at = b;
+    do {  // at least one (possibly empty) subsequence per segment
+      const uint32_t end = e - at > options.subsequence_bits ? at + options.subsequence_bits : e;
+      sub_begin.push_back(at);
+      sub_end.push_back(end);
+      sub_seg.push_back(uint32_t(s));
+      at = end;
+    } while (at < e);
+  }
+  const size_t nsub = sub_begin.size();
+  seg_first_sub[nseg] = uint32_t(nsub);
+
+  // Step 2: speculative decode of every subsequence from its first bit.
+  std::vector<DecodeState> start(nsub);
+  std::vector<SubsequenceResult> res(nsub);
+  for (size_t j = 0; j < nsub; ++j) {
+    start[j] = DecodeState{sub_begin[j], 0, 0};
+    res[j] = decode_subsequence(*tables, bytes, start[j], sub_end[j], seg_end_bit[sub_seg[j]]);
+  }
+
+  // Step 3: synchronisation rounds (each reads the previous round's end states).
+  ParallelDecodeStats st;
+  st.segments = nseg;
+  st.subsequences = nsub;
+  std::vector<DecodeState> prev_end(nsub);
+  for (;;) {
+    for (size_t j = 0; j < nsub; ++j) prev_end[j] = res[j].end;
+    size_t changed = 0;
+    for (size_t j = 0; j < nsub; ++j) {
+      if (seg_first_sub[sub_seg[j]] == j) continue;  // its start is known
+      if (sync_subsequence(*tables, bytes, prev_end[j - 1], sub_end[j], seg_end_bit[sub_seg[j]],
+                           &start[j], &res[j])) {
+        ++changed;
+      }
+    }
+    if (!changed) break;
+    ++st.sync_rounds;
+    st.sync_decodes += changed;
+  }
+  for (size_t j = 0; j < nsub; ++j) {
+    if (!same_state(start[j], DecodeState{sub_begin[j], 0, 0})) ++st.wrong_speculative_starts;
+  }
+
+  // Step 4: exclusive prefix sum of the slot counts within each segment.
+  std::vector<uint32_t> first_slot(nsub);
+  for (size_t s = 0; s < nseg; ++s) {
+    const EntropySegment& seg = jpeg.segments[s];
+    const uint64_t need = uint64_t(seg.mcu_count) * bpm * 64;
+    if (need > UINT32_MAX) {
+      return decode_error(ErrorCode::LimitExceeded,
+                          fmt::format("{} coefficients in one restart interval (under 2^32)", need));
+    }
+    uint64_t sum = 0;
+    for (uint32_t j = seg_first_sub[s]; j < seg_first_sub[s + 1]; ++j) {
+      first_slot[j] = uint32_t(std::min<uint64_t>(sum, UINT32_MAX));
+      sum += res[j].slots;
+    }
+    if (sum < need) {
+      return decode_error(
+          ErrorCode::Truncated,
+          fmt::format("restart interval {} (MCUs {}..{}) ends after {} of its {} coefficients "
+                      "(truncated or corrupt entropy data)", s, seg.first_mcu,
+                      seg.first_mcu + seg.mcu_count - 1, sum, need));
+    }
+  }
+
+  // Step 5: write-out from the synchronised states.
+  img.coefficients.assign(total, 0);
+  for (size_t j = 0; j < nsub; ++j) {
+    const size_t s = sub_seg[j];
+    const EntropySegment& seg = jpeg.segments[s];
+    const uint32_t seg_slots = seg.mcu_count * bpm * 64;
+    const WriteResult w = write_subsequence(
+        *tables, bytes, start[j], sub_end[j], seg_end_bit[s], first_slot[j], seg_slots,
+        uint64_t(seg.first_mcu) * bpm, kZigzagToNatural.data(), img.coefficients.data());
+    if (w.first_invalid_slot != 0xFFFFFFFFu) {
+      const uint64_t block = uint64_t(seg.first_mcu) * bpm + w.first_invalid_slot / 64;
+      return decode_error(ErrorCode::CorruptData,
+                          fmt::format("no Huffman code matches the bits of MCU {} (restart "
+                                      "interval {})", block / bpm, s));
+    }
+  }
+
+  // Step 6: DC prediction, per restart interval.
+  for (const EntropySegment& seg : jpeg.segments) {
+    undo_dc_prediction(tables->layout, uint64_t(seg.first_mcu) * bpm, uint64_t(seg.mcu_count) * bpm,
+                       img.coefficients.data());
+  }
+  if (stats) *stats = st;
+  return img;
+}
+
+}  // namespace pixpath::codecs::jpeg

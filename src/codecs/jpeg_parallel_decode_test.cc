@@ -1,0 +1,448 @@
+// pixpath's own baseline JPEG parser and the CPU reference of its parallel (self-synchronising)
+// entropy decoder, against libjpeg-turbo's jpeg_read_coefficients.
+#include "pixpath/codecs/jpeg_parallel_decode.h"
+
+#include <gtest/gtest.h>
+
+#include <random>
+#include <string>
+#include <vector>
+
+#include "codecs/testing/libjpeg_reference.h"
+#include "codecs/testing/test_images.h"
+
+namespace pixpath::codecs::jpeg {
+namespace {
+
+using testing::libjpeg_encode;
+using testing::libjpeg_read_coefficients;
+using testing::LibjpegCoefficients;
+using testing::LibjpegEncodeOptions;
+
+struct Sampling {
+  const char* name;
+  int components;
+  int h[3], v[3];
+};
+constexpr Sampling k444{"4:4:4", 3, {1, 1, 1}, {1, 1, 1}};
+constexpr Sampling k422{"4:2:2", 3, {2, 1, 1}, {1, 1, 1}};
+constexpr Sampling k420{"4:2:0", 3, {2, 1, 1}, {2, 1, 1}};
+constexpr Sampling kGray{"gray", 1, {1, 0, 0}, {1, 0, 0}};
+
+std::vector<uint8_t> screen_pixels(int w, int h, int components, uint32_t seed) {
+  Picture p = testing::screen_picture(components == 1 ? PixelFormat::GRAY8 : PixelFormat::RGB, w,
+                                      h, seed);
+  auto v = p.read();
+  std::vector<uint8_t> out;
+  for (int y = 0; y < h; ++y) {
+    const uint8_t* r = v->planes[0].unchecked_row(y);
+    out.insert(out.end(), r, r + size_t(w) * size_t(components));
+  }
+  return out;
+}
+
+std::vector<uint8_t> noise_pixels(int w, int h, int components, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::vector<uint8_t> out(size_t(w) * size_t(h) * size_t(components));
+  for (auto& b : out) b = uint8_t(rng());
+  return out;
+}
+
+LibjpegEncodeOptions options_for(const Sampling& s, int quality, int restart) {
+  LibjpegEncodeOptions o;
+  o.quality = quality;
+  o.components = s.components;
+  for (int i = 0; i < s.components; ++i) {
+    o.h[i] = s.h[i];
+    o.v[i] = s.v[i];
+  }
+  o.restart_interval = restart;
+  return o;
+}
+
+std::vector<uint8_t> encode(const std::vector<uint8_t>& px, int w, int h,
+                            const LibjpegEncodeOptions& o) {
+  std::string err;
+  auto j = libjpeg_encode(px.data(), w, h, o, &err);
+  EXPECT_FALSE(j.empty()) << err;
+  return j;
+}
+
+// Decodes `file` both ways; returns a description of the first difference ("" when equal).
+std::string compare_with_libjpeg(const std::vector<uint8_t>& file, uint32_t subsequence_bits,
+                                 ParallelDecodeStats* stats = nullptr) {
+  LibjpegCoefficients ref;
+  std::string err;
+  if (!libjpeg_read_coefficients(file, &ref, &err)) return "libjpeg: " + err;
+  auto parsed = parse_baseline_jpeg(file);
+  if (!parsed.ok()) return "parse: " + parsed.error().message();
+  ParallelDecodeOptions opt;
+  opt.subsequence_bits = subsequence_bits;
+  auto img = decode_coefficients_parallel(file, *parsed, opt, stats);
+  if (!img.ok()) return "decode: " + img.error().message();
+  if (img->component_count != ref.components) return "component count";
+  for (int c = 0; c < ref.components; ++c) {
+    const int wib = ref.width_in_blocks[size_t(c)], hib = ref.height_in_blocks[size_t(c)];
+    if (parsed->components[size_t(c)].width_in_blocks != wib ||
+        parsed->components[size_t(c)].height_in_blocks != hib) {
+      return "block grid of component " + std::to_string(c);
+    }
+    for (int by = 0; by < hib; ++by) {
+      for (int bx = 0; bx < wib; ++bx) {
+        const int16_t* ours = img->block(c, uint32_t(bx), uint32_t(by));
+        const int16_t* theirs = ref.planes[size_t(c)].data() + (size_t(by) * size_t(wib) + size_t(bx)) * 64;
+        for (int k = 0; k < 64; ++k) {
+          if (ours[k] != theirs[k]) {
+            return "component " + std::to_string(c) + " block (" + std::to_string(bx) + "," +
+                   std::to_string(by) + ") coefficient " + std::to_string(k) + ": " +
+                   std::to_string(ours[k]) + " != libjpeg " + std::to_string(theirs[k]);
+          }
+        }
+      }
+    }
+  }
+  return "";
+}
+
+// The brief's sweep: quality 1..100 x 4:4:4/4:2:2/4:2:0/gray x restart on/off x screen/noise,
+// at subsequence sizes from 8 bits (a codeword crosses several) to 1024.
+TEST(JpegParallelDecode, EqualsLibjpegOverQualitySamplingRestartContent) {
+  const Sampling samplings[] = {k444, k422, k420, kGray};
+  const uint32_t sub_bits[] = {8, 24, 32, 100, 256, 1024};
+  int cases = 0;
+  for (int q = 1; q <= 100; ++q) {
+    for (const Sampling& s : samplings) {
+      for (int restart : {0, 1 + q % 5}) {
+        for (int content = 0; content < 2; ++content) {
+          const int w = 37 + q % 23, h = 29 + q % 17;  // odd sizes: partial MCUs at the edges
+          const auto px = content ? noise_pixels(w, h, s.components, uint32_t(q))
+                                  : screen_pixels(w, h, s.components, uint32_t(q));
+          const auto file = encode(px, w, h, options_for(s, q, restart));
+          const uint32_t bits = sub_bits[size_t(cases) % std::size(sub_bits)];
+          EXPECT_EQ(compare_with_libjpeg(file, bits), "")
+              << s.name << " q" << q << " restart " << restart << (content ? " noise" : " screen")
+              << " " << w << "x" << h << ", subsequences of " << bits << " bits";
+          ++cases;
+        }
+      }
+    }
+  }
+  EXPECT_EQ(cases, 1600);
+}
+
+// Larger pictures, where a scan has thousands of subsequences; also optimised Huffman tables.
+TEST(JpegParallelDecode, EqualsLibjpegOnLargerPictures) {
+  const Sampling samplings[] = {k444, k422, k420, kGray};
+  for (const Sampling& s : samplings) {
+    for (int q : {5, 50, 90, 100}) {
+      for (bool optimize : {false, true}) {
+        const int w = 333, h = 211;
+        const auto px = screen_pixels(w, h, s.components, 7);
+        auto o = options_for(s, q, q == 90 ? 17 : 0);
+        o.optimize_coding = optimize;
+        const auto file = encode(px, w, h, o);
+        for (uint32_t bits : {64u, 1024u, 8192u}) {
+          EXPECT_EQ(compare_with_libjpeg(file, bits), "")
+              << s.name << " q" << q << (optimize ? " optimised" : "") << " " << bits << " bits";
+        }
+      }
+    }
+  }
+}
+
+// Sampling factors other than the usual ones: 4:4:0, 4:1:1, mixed, and a gray component that
+// says 2x2 (a one-component scan ignores its factors).
+TEST(JpegParallelDecode, EqualsLibjpegOnUnusualSampling) {
+  const Sampling unusual[] = {{"4:4:0", 3, {1, 1, 1}, {2, 1, 1}},
+                              {"4:1:1", 3, {4, 1, 1}, {1, 1, 1}},
+                              {"Y2x1 Cb1x2 Cr1x1", 3, {2, 1, 1}, {1, 2, 1}},
+                              {"Y4x2 (8 blocks) Cb1x1 Cr1x1", 3, {4, 1, 1}, {2, 1, 1}},
+                              {"gray 2x2", 1, {2, 0, 0}, {2, 0, 0}}};
+  for (const Sampling& s : unusual) {
+    for (int q : {10, 75}) {
+      for (int restart : {0, 3}) {
+        const auto px = screen_pixels(101, 67, s.components, 3);
+        const auto file = encode(px, 101, 67, options_for(s, q, restart));
+        EXPECT_EQ(compare_with_libjpeg(file, 40), "") << s.name << " q" << q << " restart " << restart;
+      }
+    }
+  }
+}
+
+// RGB stored as RGB (Adobe APP14, transform 0): the colour model and the coefficients.
+TEST(JpegParallelDecode, AdobeRgbFile) {
+  const auto px = screen_pixels(64, 48, 3, 5);
+  auto o = options_for(k444, 80, 0);
+  o.rgb = true;
+  const auto file = encode(px, 64, 48, o);
+  auto parsed = parse_baseline_jpeg(file);
+  ASSERT_TRUE(parsed.ok()) << parsed.error().message();
+  EXPECT_TRUE(parsed->adobe);
+  EXPECT_EQ(parsed->adobe_transform, 0);
+  EXPECT_EQ(parsed->color, ColorModel::Rgb);
+  EXPECT_EQ(compare_with_libjpeg(file, 128), "");
+
+  const auto ycc = encode(px, 64, 48, options_for(k444, 80, 0));
+  auto p2 = parse_baseline_jpeg(ycc);
+  ASSERT_TRUE(p2.ok());
+  EXPECT_TRUE(p2->jfif);
+  EXPECT_EQ(p2->color, ColorModel::YCbCr);
+  auto p3 = parse_baseline_jpeg(encode(screen_pixels(16, 16, 1, 1), 16, 16, options_for(kGray, 50, 0)));
+  ASSERT_TRUE(p3.ok());
+  EXPECT_EQ(p3->color, ColorModel::Gray);
+}
+
+// 16-bit quantisation tables (quality 1 without force_baseline): libjpeg labels such a file
+// SOF1 (refused); the same file labelled SOF0 is read by libjpeg and by this decoder alike.
+TEST(JpegParallelDecode, SixteenBitQuantTables) {
+  const auto px = noise_pixels(40, 40, 3, 9);
+  auto o = options_for(k420, 1, 0);
+  o.force_baseline = false;
+  auto file = encode(px, 40, 40, o);
+  auto refused = parse_baseline_jpeg(file);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().code(), ErrorCode::Unsupported);
+  EXPECT_NE(refused.error().message().find("SOF1"), std::string::npos) << refused.error().message();
+  bool patched = false;
+  for (size_t i = 0; i + 1 < file.size(); ++i) {
+    if (file[i] == 0xFF && file[i + 1] == 0xC1) {
+      file[i + 1] = 0xC0;
+      patched = true;
+      break;
+    }
+  }
+  ASSERT_TRUE(patched);
+  auto parsed = parse_baseline_jpeg(file);
+  ASSERT_TRUE(parsed.ok()) << parsed.error().message();
+  EXPECT_EQ(parsed->quant[0].precision, 1);
+  EXPECT_GT(parsed->quant[0].values[63], 255);
+  EXPECT_EQ(compare_with_libjpeg(file, 64), "");
+}
+
+// The method really runs: with small subsequences, speculative starts are wrong and the
+// synchronisation rounds fix them; restart intervals become segments with known starts.
+TEST(JpegParallelDecode, SynchronisationIsExercised) {
+  const auto px = screen_pixels(256, 128, 3, 11);
+  const auto file = encode(px, 256, 128, options_for(k420, 75, 0));
+  ParallelDecodeStats st;
+  ASSERT_EQ(compare_with_libjpeg(file, 48, &st), "");
+  EXPECT_EQ(st.segments, 1u);
+  EXPECT_GT(st.subsequences, 100u);
+  EXPECT_GT(st.wrong_speculative_starts, st.subsequences / 4);
+  EXPECT_GE(st.sync_rounds, 1);
+  EXPECT_GE(st.sync_decodes, st.wrong_speculative_starts);
+
+  const auto rst = encode(px, 256, 128, options_for(k420, 75, 4));
+  auto parsed = parse_baseline_jpeg(rst);
+  ASSERT_TRUE(parsed.ok());
+  EXPECT_EQ(parsed->restart_interval, 4);
+  EXPECT_EQ(parsed->total_mcus, 16u * 8u);
+  ASSERT_EQ(parsed->segments.size(), 32u);
+  EXPECT_EQ(parsed->segments[31].first_mcu, 124u);
+  EXPECT_EQ(parsed->segments[31].mcu_count, 4u);
+  ParallelDecodeStats st2;
+  // One subsequence per restart interval at most 8192 bits long: every start is known.
+  ASSERT_EQ(compare_with_libjpeg(rst, 8192, &st2), "");
+  EXPECT_EQ(st2.segments, 32u);
+  EXPECT_EQ(st2.subsequences, 32u);
+  EXPECT_EQ(st2.wrong_speculative_starts, 0u);
+  EXPECT_EQ(st2.sync_rounds, 0);
+}
+
+TEST(JpegParallelDecode, UnstuffsAndCutsAtRestartMarkers) {
+  // Noise at quality 100 has many 0xFF bytes in its entropy data.
+  const auto px = noise_pixels(64, 64, 1, 2);
+  const auto file = encode(px, 64, 64, options_for(kGray, 100, 8));
+  auto parsed = parse_baseline_jpeg(file);
+  ASSERT_TRUE(parsed.ok());
+  EXPECT_GT(parsed->stuffed_bytes, 0u);
+  EXPECT_TRUE(parsed->has_eoi);
+  const UnstuffedScan u = unstuff_scan(file, *parsed);
+  ASSERT_EQ(u.segment_begin.size(), parsed->segments.size() + 1);
+  size_t stuffed = 0;
+  for (size_t s = 0; s < parsed->segments.size(); ++s) {
+    const auto& seg = parsed->segments[s];
+    // Each segment: its bytes with every 0xFF 0x00 made 0xFF.
+    std::vector<uint8_t> expect;
+    for (uint32_t i = seg.begin; i < seg.end; ++i) {
+      expect.push_back(file[i]);
+      if (file[i] == 0xFF) {
+        ASSERT_EQ(file[i + 1], 0x00);
+        ++i;
+        ++stuffed;
+      }
+    }
+    std::vector<uint8_t> got(u.bytes.begin() + u.segment_begin[s], u.bytes.begin() + u.segment_begin[s + 1]);
+    EXPECT_EQ(got, expect) << "segment " << s;
+    if (s > 0) {  // a restart marker RSTn precedes every later segment
+      EXPECT_EQ(file[seg.begin - 2], 0xFF);
+      EXPECT_EQ(file[seg.begin - 1], 0xD0 + (s - 1) % 8);
+    }
+  }
+  EXPECT_EQ(stuffed, parsed->stuffed_bytes);
+  EXPECT_EQ(u.bytes.size(), u.segment_begin.back() + UnstuffedScan::kUnstuffedPadding);
+}
+
+Error parse_error_of(const std::vector<uint8_t>& file) {
+  auto r = parse_baseline_jpeg(file);
+  if (r.ok()) return Error(ErrorCode::Internal, "test", "parse", "accepted");
+  return r.error();
+}
+
+TEST(JpegBaselineParse, RefusesWhatItCannotDecode) {
+  const auto px = screen_pixels(48, 32, 3, 1);
+  auto o = options_for(k420, 75, 0);
+  o.progressive = true;
+  Error e = parse_error_of(encode(px, 48, 32, o));
+  EXPECT_EQ(e.code(), ErrorCode::Unsupported);
+  EXPECT_NE(e.message().find("progressive"), std::string::npos) << e.message();
+
+  o = options_for(k420, 75, 0);
+  o.arithmetic = true;
+  e = parse_error_of(encode(px, 48, 32, o));
+  EXPECT_EQ(e.code(), ErrorCode::Unsupported);
+  EXPECT_NE(e.message().find("arithmetic"), std::string::npos) << e.message();
+
+  o = options_for(k444, 75, 0);
+  o.separate_scans = true;
+  e = parse_error_of(encode(px, 48, 32, o));
+  EXPECT_EQ(e.code(), ErrorCode::Unsupported);
+  EXPECT_NE(e.message().find("scan"), std::string::npos) << e.message();
+
+  // Lossless and 12-bit by patching a baseline file's frame header.
+  const auto base = encode(px, 48, 32, options_for(k420, 75, 0));
+  size_t sof = 0;
+  for (size_t i = 0; i + 1 < base.size(); ++i) {
+    if (base[i] == 0xFF && base[i + 1] == 0xC0) { sof = i; break; }
+  }
+  ASSERT_GT(sof, 0u);
+  auto lossless = base;
+  lossless[sof + 1] = 0xC3;
+  e = parse_error_of(lossless);
+  EXPECT_EQ(e.code(), ErrorCode::Unsupported);
+  EXPECT_NE(e.message().find("lossless"), std::string::npos) << e.message();
+  auto twelve = base;
+  twelve[sof + 4] = 12;
+  e = parse_error_of(twelve);
+  EXPECT_EQ(e.code(), ErrorCode::Unsupported);
+  EXPECT_NE(e.message().find("12-bit"), std::string::npos) << e.message();
+  EXPECT_EQ(e.stage(), "baseline parse SOF");
+
+  // Absurd dimensions: 65535 x 65535.
+  auto huge = base;
+  huge[sof + 5] = huge[sof + 6] = huge[sof + 7] = huge[sof + 8] = 0xFF;
+  e = parse_error_of(huge);
+  EXPECT_EQ(e.code(), ErrorCode::LimitExceeded);
+  BaselineLimits small;
+  small.max_width = 40;
+  auto r = parse_baseline_jpeg(base, small);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().code(), ErrorCode::LimitExceeded);
+}
+
+TEST(JpegBaselineParse, BrokenInputIsAnErrorNeverACrash) {
+  const auto px = screen_pixels(96, 64, 3, 4);
+  const auto file = encode(px, 96, 64, options_for(k420, 60, 5));
+  auto good = parse_baseline_jpeg(file);
+  ASSERT_TRUE(good.ok());
+
+  EXPECT_EQ(parse_error_of({}).code(), ErrorCode::CorruptData);
+  EXPECT_EQ(parse_error_of({0xFF, 0xD8}).code(), ErrorCode::Truncated);
+
+  // Every prefix: an error from the parser or the decoder, or (cut after the last entropy
+  // byte) the full picture. With restart markers a cut scan lacks intervals (a parse error);
+  // without, a cut in the first half of the scan parses and fails to decode.
+  const auto plain = encode(px, 96, 64, options_for(k420, 60, 0));
+  auto plain_parsed = parse_baseline_jpeg(plain);
+  ASSERT_TRUE(plain_parsed.ok());
+  for (const auto* f : {&file, &plain}) {
+    const bool has_restarts = f == &file;
+    const auto& whole = has_restarts ? *good : *plain_parsed;
+    for (size_t n = 0; n < f->size(); ++n) {
+      std::vector<uint8_t> cut(f->begin(), f->begin() + std::ptrdiff_t(n));
+      auto p = parse_baseline_jpeg(cut);
+      const bool early = n > whole.scan_begin && n < (whole.scan_begin + whole.scan_end) / 2;
+      if (!p.ok()) {
+        EXPECT_FALSE(early && !has_restarts) << "cut at " << n << ": " << p.error().message();
+        if (early && has_restarts) {
+          EXPECT_EQ(p.error().code(), ErrorCode::Truncated);
+        }
+        continue;
+      }
+      auto img = decode_coefficients_parallel(cut, *p, ParallelDecodeOptions{64});
+      if (early) {
+        ASSERT_FALSE(img.ok()) << "cut at " << n;
+        EXPECT_EQ(img.error().code(), ErrorCode::Truncated) << img.error().message();
+      }
+    }
+  }
+
+  // Restart markers out of order.
+  auto reordered = file;
+  for (size_t i = good->scan_begin; i + 1 < good->scan_end; ++i) {
+    if (reordered[i] == 0xFF && reordered[i + 1] == 0xD1) {
+      reordered[i + 1] = 0xD3;
+      break;
+    }
+  }
+  Error e = parse_error_of(reordered);
+  EXPECT_EQ(e.code(), ErrorCode::CorruptData);
+  EXPECT_NE(e.message().find("RST3"), std::string::npos) << e.message();
+
+  // A DHT with more codes of one length than fit.
+  auto bad_dht = file;
+  for (size_t i = 2; i + 5 < bad_dht.size(); ++i) {
+    if (bad_dht[i] == 0xFF && bad_dht[i + 1] == 0xC4) {
+      bad_dht[i + 5] = 3;  // 3 codes of length 1
+      break;
+    }
+  }
+  e = parse_error_of(bad_dht);
+  EXPECT_EQ(e.code(), ErrorCode::CorruptData) << e.message();
+
+  // Random byte changes in the entropy data: no crash (ASan checks), an error or pixels.
+  std::mt19937 rng(17);
+  for (int trial = 0; trial < 300; ++trial) {
+    auto bad = file;
+    for (int k = 0; k < 1 + trial % 4; ++k) {
+      const size_t at = good->scan_begin + rng() % (good->scan_end - good->scan_begin);
+      bad[at] = uint8_t(rng());
+    }
+    auto p = parse_baseline_jpeg(bad);
+    if (!p.ok()) continue;
+    auto img = decode_coefficients_parallel(bad, *p, ParallelDecodeOptions{8 + uint32_t(trial % 64)});
+    if (!img.ok()) {
+      EXPECT_TRUE(img.error().code() == ErrorCode::CorruptData ||
+                  img.error().code() == ErrorCode::Truncated)
+          << img.error().message();
+      EXPECT_EQ(img.error().stage(), "parallel decode");
+    }
+  }
+}
+
+TEST(JpegBaselineParse, UndefinedHuffmanTableIsLeftToOtherDecoders) {
+  // Remove the DHT segments: libjpeg-turbo would use the standard (Motion-JPEG) tables.
+  const auto px = screen_pixels(32, 32, 3, 1);
+  const auto file = encode(px, 32, 32, options_for(k420, 75, 0));
+  std::vector<uint8_t> stripped(file.begin(), file.begin() + 2);
+  size_t i = 2;
+  while (i + 4 <= file.size()) {
+    const uint8_t m = file[i + 1];
+    const size_t len = (size_t(file[i + 2]) << 8) | file[i + 3];
+    if (m == 0xDA) {
+      stripped.insert(stripped.end(), file.begin() + std::ptrdiff_t(i), file.end());
+      break;
+    }
+    if (m != 0xC4) {
+      stripped.insert(stripped.end(), file.begin() + std::ptrdiff_t(i),
+                      file.begin() + std::ptrdiff_t(i + 2 + len));
+    }
+    i += 2 + len;
+  }
+  Error e = parse_error_of(stripped);
+  EXPECT_EQ(e.code(), ErrorCode::Unsupported);
+  EXPECT_NE(e.message().find("Huffman table"), std::string::npos) << e.message();
+}
+
+}  // namespace
+}  // namespace pixpath::codecs::jpeg
