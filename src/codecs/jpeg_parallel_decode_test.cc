@@ -4,6 +4,9 @@
 
 #include <gtest/gtest.h>
 
+#include "pixpath/codecs/jpeg_idct_kernels.h"
+
+#include <cstdlib>
 #include <random>
 #include <string>
 #include <vector>
@@ -18,6 +21,55 @@ using testing::libjpeg_encode;
 using testing::libjpeg_read_coefficients;
 using testing::LibjpegCoefficients;
 using testing::LibjpegEncodeOptions;
+using testing::LibjpegRawPlanes;
+
+// The IDCT arithmetic of the libjpeg-turbo the tests link: Debian's x86-64 build runs its SIMD
+// code unless JSIMD_FORCENONE=1 (ctest runs the IDCT tests both ways).
+IdctArithmetic installed_arithmetic() {
+  const char* none = std::getenv("JSIMD_FORCENONE");
+  return none && std::string(none) == "1" ? IdctArithmetic::C : IdctArithmetic::Simd;
+}
+
+// Every block of every component through idct_islow_block: planes of stored_blocks * 8 samples.
+std::vector<std::vector<uint8_t>> idct_planes(const CoefficientImage& img, const BaselineJpeg& j,
+                                              IdctArithmetic mode) {
+  std::vector<std::vector<uint8_t>> planes(size_t(img.component_count));
+  for (int c = 0; c < img.component_count; ++c) {
+    const uint32_t bw = img.blocks_w[size_t(c)], bh = img.blocks_h[size_t(c)];
+    const uint16_t* q = j.quant[j.components[size_t(c)].quant].values.data();
+    planes[size_t(c)].assign(size_t(bw) * 8 * bh * 8, 0);
+    for (uint32_t by = 0; by < bh; ++by) {
+      for (uint32_t bx = 0; bx < bw; ++bx) {
+        idct_islow_block(img.block(c, bx, by), q,
+                         planes[size_t(c)].data() + (size_t(by) * 8 * bw + bx) * 8, bw * 8, mode);
+      }
+    }
+  }
+  return planes;
+}
+
+// Compares idct_planes with libjpeg's raw IDCT output; "" when equal.
+std::string compare_idct_with_libjpeg(const std::vector<uint8_t>& file, const CoefficientImage& img,
+                                      const BaselineJpeg& j, IdctArithmetic mode) {
+  LibjpegRawPlanes raw;
+  std::string err;
+  if (!testing::libjpeg_read_raw_planes(file, &raw, &err)) return "libjpeg raw: " + err;
+  const auto ours = idct_planes(img, j, mode);
+  for (int c = 0; c < raw.components; ++c) {
+    const size_t ow = size_t(img.blocks_w[size_t(c)]) * 8;
+    for (int y = 0; y < raw.height[size_t(c)]; ++y) {
+      for (int x = 0; x < raw.width[size_t(c)]; ++x) {
+        const int a = ours[size_t(c)][size_t(y) * ow + size_t(x)];
+        const int b = raw.planes[size_t(c)][size_t(y) * size_t(raw.width[size_t(c)]) + size_t(x)];
+        if (a != b) {
+          return "IDCT component " + std::to_string(c) + " sample (" + std::to_string(x) + "," +
+                 std::to_string(y) + "): " + std::to_string(a) + " != libjpeg " + std::to_string(b);
+        }
+      }
+    }
+  }
+  return "";
+}
 
 struct Sampling {
   const char* name;
@@ -442,6 +494,43 @@ TEST(JpegBaselineParse, UndefinedHuffmanTableIsLeftToOtherDecoders) {
   Error e = parse_error_of(stripped);
   EXPECT_EQ(e.code(), ErrorCode::Unsupported);
   EXPECT_NE(e.message().find("Huffman table"), std::string::npos) << e.message();
+}
+
+// Where the two arithmetics part: blocks whose samples go past [-512, 511] (the C table wraps,
+// SIMD saturates) and whose 16-bit sums overflow (SIMD wraps), through libjpeg's own decoder.
+// Quantisation step 16: a DC-only block has every sample at v = 2 * coefficient.
+TEST(JpegIdct, ExtremeBlocksMatchTheInstalledLibjpegTurbo) {
+  // Consecutive DC differences stay within +-2047 (what a baseline encoder can code).
+  const int dcs[] = {0,    60,   150, 255,  256,  300,   450, -300, -256,
+                     -257, -400, 500, 1000, 2000, 500, -1000, -2047};
+  const int n = int(std::size(dcs));
+  std::vector<int16_t> coefs(size_t(n) * 64, 0);
+  for (int b = 0; b < n; ++b) {
+    coefs[size_t(b) * 64] = int16_t(dcs[b]);
+    if (b % 3 == 1) coefs[size_t(b) * 64 + 9] = int16_t(40 * (b % 2 ? 1 : -1));  // AC, row 1
+    if (b % 4 == 2) coefs[size_t(b) * 64 + 3] = int16_t(-900 + 97 * b);          // AC, row 0
+    if (b % 5 == 3) coefs[size_t(b) * 64 + 63] = int16_t(1023);
+  }
+  std::string err;
+  const auto file = testing::libjpeg_write_gray_coefficients(coefs, n, 16, &err);
+  ASSERT_FALSE(file.empty()) << err;
+  auto parsed = parse_baseline_jpeg(file);
+  ASSERT_TRUE(parsed.ok()) << parsed.error().message();
+  auto img = decode_coefficients_parallel(file, *parsed);
+  ASSERT_TRUE(img.ok()) << img.error().message();
+  for (int b = 0; b < n; ++b) ASSERT_EQ(img->block(0, uint32_t(b), 0)[0], dcs[b]);
+  const std::string c = compare_idct_with_libjpeg(file, *img, *parsed, IdctArithmetic::C);
+  const std::string simd = compare_idct_with_libjpeg(file, *img, *parsed, IdctArithmetic::Simd);
+  EXPECT_NE(c, simd) << "the test blocks do not tell the two arithmetics apart";
+  EXPECT_EQ(installed_arithmetic() == IdctArithmetic::C ? c : simd, "")
+      << (installed_arithmetic() == IdctArithmetic::C ? "C" : "SIMD") << " arithmetic";
+  // The C table.
+  EXPECT_EQ(range_limit_c(600), 0);
+  EXPECT_EQ(range_limit_c(-600), 255);
+  EXPECT_EQ(range_limit_c(511), 255);
+  EXPECT_EQ(range_limit_c(-512), 0);
+  EXPECT_EQ(range_limit_c(-1), 127);
+  EXPECT_EQ(range_limit_c(1100), 204);  // 1100 & 1023 = 76 -> 204
 }
 
 }  // namespace

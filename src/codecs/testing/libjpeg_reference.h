@@ -40,4 +40,20 @@ struct LibjpegCoefficients {
 bool libjpeg_read_coefficients(const std::vector<uint8_t>& jpeg, LibjpegCoefficients* out,
                                std::string* error);
 
+// The samples of each component straight from the IDCT (jpeg_read_raw_data: no upsampling, no
+// colour conversion), `dct int`. Per component a raster of width_in_blocks * 8 columns by
+// height_in_blocks * 8 rows.
+struct LibjpegRawPlanes {
+  int components = 0;
+  std::vector<int> width, height;  // in samples: blocks * 8
+  std::vector<std::vector<uint8_t>> planes;
+};
+bool libjpeg_read_raw_planes(const std::vector<uint8_t>& jpeg, LibjpegRawPlanes* out,
+                             std::string* error);
+
+// A one-component (gray) baseline JPEG of `blocks_w` x 1 blocks holding exactly `coefs`
+// (64 per block, natural order) with every quantisation step `q` (jpeg_write_coefficients).
+std::vector<uint8_t> libjpeg_write_gray_coefficients(const std::vector<int16_t>& coefs,
+                                                     int blocks_w, int q, std::string* error);
+
 }  // namespace pixpath::codecs::testing
