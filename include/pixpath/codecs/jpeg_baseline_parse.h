@@ -25,6 +25,7 @@
 #include <span>
 #include <vector>
 
+#include "pixpath/codecs/jpeg_entropy_kernels.h"  // kZigzagToNatural
 #include "pixpath/core/result.h"
 
 namespace pixpath::codecs::jpeg {
@@ -38,12 +39,6 @@ struct BaselineLimits {
 // libjpeg's limits: at most 10 blocks in one MCU of an interleaved scan, 4 components.
 inline constexpr int kMaxBlocksInMcu = 10;
 inline constexpr int kMaxComponents = 4;
-
-// jpeg_natural_order: zigzag index -> natural (row-major) index in an 8x8 block.
-inline constexpr std::array<uint8_t, 64> kZigzagToNatural = {
-    0,  1,  8,  16, 9,  2,  3,  10, 17, 24, 32, 25, 18, 11, 4,  5,  12, 19, 26, 33, 40, 48,
-    41, 34, 27, 20, 13, 6,  7,  14, 21, 28, 35, 42, 49, 56, 57, 50, 43, 36, 29, 22, 15, 23,
-    30, 37, 44, 51, 58, 59, 52, 45, 38, 31, 39, 46, 53, 60, 61, 54, 47, 55, 62, 63};
 
 struct QuantTable {
   bool defined = false;

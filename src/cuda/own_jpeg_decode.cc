@@ -1,0 +1,251 @@
+#include "own_jpeg_decode.h"
+
+#include <cuda_runtime.h>
+#include <fmt/format.h>
+
+#include <memory>
+#include <vector>
+
+#include "own_jpeg_kernels.h"
+#include "pixpath/codecs/jpeg_parallel_decode.h"
+#include "ycc_to_rgba.h"
+
+namespace pixpath::cuda::own_jpeg {
+namespace {
+
+using namespace codecs::jpeg;
+
+Error gpu_error(ErrorCode code, std::string reason) {
+  return Error(code, "jpeg", "own gpu decode", std::move(reason));
+}
+Error cuda_error(const char* what, cudaError_t e) {
+  return gpu_error(ErrorCode::Internal, fmt::format("{}: {}", what, cudaGetErrorString(e)));
+}
+
+#define OWN_CUDA_TRY(what, expr)                              \
+  do {                                                        \
+    const cudaError_t own_e_ = (expr);                        \
+    if (own_e_ != cudaSuccess) return cuda_error(what, own_e_); \
+  } while (0)
+
+}  // namespace
+
+DeviceBuffers::~DeviceBuffers() {
+  for (void* p : ptr_) {
+    if (p) cudaFree(p);
+  }
+  if (pinned_) cudaFreeHost(pinned_);
+}
+
+void* DeviceBuffers::device(Slot slot, size_t bytes) {
+  if (bytes == 0) bytes = 16;
+  if (size_[slot] >= bytes) return ptr_[slot];
+  if (ptr_[slot]) cudaFree(ptr_[slot]);
+  ptr_[slot] = nullptr;
+  size_[slot] = 0;
+  const size_t grown = bytes + bytes / 4;
+  if (cudaMalloc(&ptr_[slot], grown) != cudaSuccess) return nullptr;
+  size_[slot] = grown;
+  return ptr_[slot];
+}
+
+uint32_t* DeviceBuffers::pinned() {
+  if (!pinned_ && cudaMallocHost(&pinned_, 16 * sizeof(uint32_t)) != cudaSuccess) pinned_ = nullptr;
+  return pinned_;
+}
+
+Result<PlanesOut> decode_to_planes(std::span<const uint8_t> data, const BaselineJpeg& jpeg,
+                                   const Options& options, DeviceBuffers& buffers,
+                                   cudaStream_t stream, Report* report) {
+  if (options.subsequence_bits < 8 || jpeg.segments.empty() || jpeg.blocks_per_mcu < 1) {
+    return gpu_error(ErrorCode::InvalidArgument, "bad options or an unparsed picture");
+  }
+  // Host preparation: tables, unstuffed bytes, subsequence arrays (as the CPU reference).
+  auto tables = std::make_unique<ScanTables>(build_scan_tables(jpeg));
+  const UnstuffedScan u = unstuff_scan(data, jpeg);
+  if (u.bytes.size() >= (size_t{1} << 29)) {
+    return gpu_error(ErrorCode::LimitExceeded, "entropy-coded data over 512 MiB");
+  }
+  const uint32_t nseg = uint32_t(jpeg.segments.size());
+  const uint32_t bpm = uint32_t(jpeg.blocks_per_mcu);
+  std::vector<uint32_t> sub_begin, sub_end, sub_seg, seg_end_bit(nseg), seg_first_sub(nseg + 1),
+      seg_slots(nseg);
+  std::vector<uint64_t> seg_first_block(nseg);
+  for (uint32_t s = 0; s < nseg; ++s) {
+    const uint32_t b = u.segment_begin[s] * 8, e = u.segment_begin[s + 1] * 8;
+    seg_end_bit[s] = e;
+    seg_first_sub[s] = uint32_t(sub_begin.size());
+    const uint64_t slots = uint64_t(jpeg.segments[s].mcu_count) * bpm * 64;
+    if (slots > UINT32_MAX) return gpu_error(ErrorCode::LimitExceeded, "restart interval too large");
+    seg_slots[s] = uint32_t(slots);
+    seg_first_block[s] = uint64_t(jpeg.segments[s].first_mcu) * bpm;
+    uint32_t at = b;
+    do {
+      const uint32_t end = e - at > options.subsequence_bits ? at + options.subsequence_bits : e;
+      sub_begin.push_back(at);
+      sub_end.push_back(end);
+      sub_seg.push_back(s);
+      at = end;
+    } while (at < e);
+  }
+  const uint32_t nsub = uint32_t(sub_begin.size());
+  seg_first_sub[nseg] = nsub;
+  uint64_t total = 0;
+  PlanesOut out;
+  uint64_t plane_bytes = 0;
+  uint64_t plane_offset[4] = {};
+  for (int c = 0; c < jpeg.component_count; ++c) {
+    const FrameComponent& fc = jpeg.components[size_t(c)];
+    out.coefficient_offset[c] = total;
+    total += uint64_t(fc.stored_blocks_w) * uint64_t(fc.stored_blocks_h) * 64;
+    out.pitch[c] = fc.stored_blocks_w * 8;
+    plane_offset[c] = plane_bytes;
+    plane_bytes += uint64_t(fc.stored_blocks_w) * 8 * uint64_t(fc.stored_blocks_h) * 8;
+  }
+  std::vector<uint16_t> quant(4 * 64);
+  for (int c = 0; c < jpeg.component_count; ++c) {
+    const auto& q = jpeg.quant[jpeg.components[size_t(c)].quant].values;
+    std::copy(q.begin(), q.end(), quant.begin() + 64 * c);
+  }
+
+  // Device buffers (grow-only) and uploads.
+  using B = DeviceBuffers;
+  auto* d_tables = static_cast<ScanTables*>(buffers.device(B::kTables, sizeof(ScanTables)));
+  auto* d_bytes = static_cast<uint8_t*>(buffers.device(B::kBytes, u.bytes.size()));
+  auto* d_sub_begin = static_cast<uint32_t*>(buffers.device(B::kSubBegin, nsub * 4ull));
+  auto* d_sub_end = static_cast<uint32_t*>(buffers.device(B::kSubEnd, nsub * 4ull));
+  auto* d_sub_seg = static_cast<uint32_t*>(buffers.device(B::kSubSeg, nsub * 4ull));
+  auto* d_seg_end = static_cast<uint32_t*>(buffers.device(B::kSegEndBit, nseg * 4ull));
+  auto* d_seg_first = static_cast<uint32_t*>(buffers.device(B::kSegFirstSub, (nseg + 1) * 4ull));
+  auto* d_seg_block = static_cast<uint64_t*>(buffers.device(B::kSegFirstBlock, nseg * 8ull));
+  auto* d_seg_slots = static_cast<uint32_t*>(buffers.device(B::kSegSlots, nseg * 4ull));
+  auto* d_start = static_cast<DecodeState*>(buffers.device(B::kStart, nsub * sizeof(DecodeState)));
+  auto* d_end_a = static_cast<DecodeState*>(buffers.device(B::kEndA, nsub * sizeof(DecodeState)));
+  auto* d_end_b = static_cast<DecodeState*>(buffers.device(B::kEndB, nsub * sizeof(DecodeState)));
+  auto* d_slots = static_cast<uint32_t*>(buffers.device(B::kSlots, nsub * 4ull));
+  auto* d_excl = static_cast<uint64_t*>(buffers.device(B::kScan, (nsub + 1) * 8ull));
+  auto* d_first = static_cast<uint32_t*>(buffers.device(B::kFirstSlot, nsub * 4ull));
+  auto* d_coef = static_cast<int16_t*>(buffers.device(B::kCoefficients, total * 2));
+  auto* d_planes = static_cast<uint8_t*>(buffers.device(B::kPlanes, plane_bytes));
+  auto* d_flags = static_cast<uint32_t*>(buffers.device(B::kFlags, kFlagCount * 4));
+  auto* d_quant = static_cast<uint16_t*>(buffers.device(B::kQuant, quant.size() * 2));
+  uint32_t* pinned = buffers.pinned();
+  if (!d_tables || !d_bytes || !d_sub_begin || !d_sub_end || !d_sub_seg || !d_seg_end ||
+      !d_seg_first || !d_seg_block || !d_seg_slots || !d_start || !d_end_a || !d_end_b ||
+      !d_slots || !d_excl || !d_first || !d_coef || !d_planes || !d_flags || !d_quant || !pinned) {
+    return gpu_error(ErrorCode::OutOfMemory, "device buffers");
+  }
+  auto up = [&](void* dst, const void* src, size_t n) {
+    return cudaMemcpyAsync(dst, src, n, cudaMemcpyHostToDevice, stream);
+  };
+  // The host vectors must live until the copies ran: the function synchronises before returning.
+  OWN_CUDA_TRY("upload", up(d_tables, tables.get(), sizeof(ScanTables)));
+  OWN_CUDA_TRY("upload", up(d_bytes, u.bytes.data(), u.bytes.size()));
+  OWN_CUDA_TRY("upload", up(d_sub_begin, sub_begin.data(), nsub * 4ull));
+  OWN_CUDA_TRY("upload", up(d_sub_end, sub_end.data(), nsub * 4ull));
+  OWN_CUDA_TRY("upload", up(d_sub_seg, sub_seg.data(), nsub * 4ull));
+  OWN_CUDA_TRY("upload", up(d_seg_end, seg_end_bit.data(), nseg * 4ull));
+  OWN_CUDA_TRY("upload", up(d_seg_first, seg_first_sub.data(), (nseg + 1) * 4ull));
+  OWN_CUDA_TRY("upload", up(d_seg_block, seg_first_block.data(), nseg * 8ull));
+  OWN_CUDA_TRY("upload", up(d_seg_slots, seg_slots.data(), nseg * 4ull));
+  OWN_CUDA_TRY("upload", up(d_quant, quant.data(), quant.size() * 2));
+  const uint32_t flags_init[kFlagCount] = {0xFFFFFFFFu, 0xFFFFFFFFu, 0, 0};
+  OWN_CUDA_TRY("upload", up(d_flags, flags_init, sizeof(flags_init)));
+
+  SubsequenceArrays a;
+  a.begin = d_sub_begin;
+  a.end = d_sub_end;
+  a.segment = d_sub_seg;
+  a.seg_end_bit = d_seg_end;
+  a.seg_first_sub = d_seg_first;
+  a.seg_slots = d_seg_slots;
+  a.seg_first_block = d_seg_block;
+  a.count = nsub;
+  a.segments = nseg;
+
+  // Steps 2-3: speculative decode, synchronisation rounds.
+  OWN_CUDA_TRY("speculative decode", launch_speculative(d_tables, d_bytes, a, d_start, d_end_a, d_slots, stream));
+  Report rep;
+  rep.subsequences = nsub;
+  DecodeState* end_in = d_end_a;
+  DecodeState* end_out = d_end_b;
+  for (;;) {
+    OWN_CUDA_TRY("sync round", cudaMemsetAsync(d_flags + kFlagChanged, 0, 4, stream));
+    OWN_CUDA_TRY("sync round", launch_sync_round(d_tables, d_bytes, a, end_in, end_out, d_start, d_slots, d_flags, stream));
+    OWN_CUDA_TRY("sync round", cudaMemcpyAsync(pinned, d_flags + kFlagChanged, 4, cudaMemcpyDeviceToHost, stream));
+    OWN_CUDA_TRY("sync round", cudaStreamSynchronize(stream));
+    std::swap(end_in, end_out);
+    if (pinned[0] == 0) break;
+    ++rep.sync_rounds;
+    if (uint32_t(rep.sync_rounds) > nsub + 1) {
+      return gpu_error(ErrorCode::Internal, "synchronisation does not converge");
+    }
+  }
+  // Steps 4-6: offsets and checks, write-out, DC prediction; then the IDCT per component.
+  OWN_CUDA_TRY("offsets", launch_offsets(a, d_slots, d_excl, d_first, d_flags, stream));
+  OWN_CUDA_TRY("write", cudaMemsetAsync(d_coef, 0, total * 2, stream));
+  OWN_CUDA_TRY("write", launch_write(d_tables, d_bytes, a, d_start, d_first, d_coef, d_flags, stream));
+  OWN_CUDA_TRY("dc", launch_dc(d_tables, a, d_coef, stream));
+  for (int c = 0; c < jpeg.component_count; ++c) {
+    const FrameComponent& fc = jpeg.components[size_t(c)];
+    OWN_CUDA_TRY("idct", launch_idct(d_coef + out.coefficient_offset[c], uint32_t(fc.stored_blocks_w),
+                                     uint32_t(fc.stored_blocks_h), d_quant + 64 * c,
+                                     d_planes + plane_offset[c], uint32_t(out.pitch[c]),
+                                     options.arithmetic, stream));
+  }
+  OWN_CUDA_TRY("flags", cudaMemcpyAsync(pinned, d_flags, kFlagCount * 4, cudaMemcpyDeviceToHost, stream));
+  OWN_CUDA_TRY("finish", cudaStreamSynchronize(stream));
+  if (pinned[kFlagTruncatedSegment] != 0xFFFFFFFFu) {
+    return gpu_error(ErrorCode::Truncated,
+                     fmt::format("restart interval {} ends before its last coefficient "
+                                 "(truncated or corrupt entropy data)", pinned[kFlagTruncatedSegment]));
+  }
+  if (pinned[kFlagInvalidSegment] != 0xFFFFFFFFu) {
+    return gpu_error(ErrorCode::CorruptData,
+                     fmt::format("no Huffman code matches the bits in restart interval {}",
+                                 pinned[kFlagInvalidSegment]));
+  }
+  out.coefficients = d_coef;
+  for (int c = 0; c < jpeg.component_count; ++c) out.plane[c] = d_planes + plane_offset[c];
+  if (report) *report = rep;
+  return out;
+}
+
+Result<void> planes_to_rgba(const BaselineJpeg& jpeg, const PlanesOut& planes, uint8_t* rgba,
+                            size_t rgba_pitch, cudaStream_t stream) {
+  ConvertJob job;
+  auto plane = [&](int c) {
+    const FrameComponent& fc = jpeg.components[size_t(c)];
+    return PlaneIn{planes.plane[c], planes.pitch[c], fc.sample_width, fc.sample_height};
+  };
+  job.y = plane(0);
+  if (jpeg.color == ColorModel::Gray) {
+    job.layout = ChromaLayout::kGray;
+  } else if (jpeg.color == ColorModel::YCbCr && jpeg.component_count == 3) {
+    const auto& y = jpeg.components[0];
+    const auto& cb = jpeg.components[1];
+    const auto& cr = jpeg.components[2];
+    if (cb.h != 1 || cb.v != 1 || cr.h != 1 || cr.v != 1) {
+      return gpu_error(ErrorCode::Unsupported, "chroma sampling factors other than 1x1");
+    }
+    if (y.h == 1 && y.v == 1) job.layout = ChromaLayout::k444;
+    else if (y.h == 2 && y.v == 1) job.layout = ChromaLayout::k422;
+    else if (y.h == 1 && y.v == 2) job.layout = ChromaLayout::k440;
+    else if (y.h == 2 && y.v == 2) job.layout = ChromaLayout::k420;
+    else return gpu_error(ErrorCode::Unsupported, fmt::format("luma sampling {}x{}", y.h, y.v));
+    job.cb = plane(1);
+    job.cr = plane(2);
+  } else {
+    return gpu_error(ErrorCode::Unsupported,
+                     fmt::format("colour model {} with {} components", to_string(jpeg.color),
+                                 jpeg.component_count));
+  }
+  job.width = jpeg.width;
+  job.height = jpeg.height;
+  job.out = rgba;
+  job.out_pitch = rgba_pitch;
+  OWN_CUDA_TRY("convert", launch_ycc_to_rgba(job, stream));
+  return ok();
+}
+
+}  // namespace pixpath::cuda::own_jpeg

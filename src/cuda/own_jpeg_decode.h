@@ -1,0 +1,86 @@
+// pixpath's own GPU baseline-JPEG decoder (issue 19), first cut: the steps of
+// pixpath/codecs/jpeg_entropy_kernels.h (self-synchronising parallel Huffman decoding after
+// Weißenberger & Schmidt) as CUDA kernels, one thread per subsequence, then dequantisation +
+// islow IDCT (pixpath/codecs/jpeg_idct_kernels.h, libjpeg-turbo's C or SIMD arithmetic) into
+// component planes, then ycc_to_rgba.cu (fancy upsampling + jdcolor.c) into RGBA.
+// NOT wired into the module's routing yet: built as pixpath_own_jpeg (static) for its GPU test.
+//
+// What still waits on the host (to be removed before it is routed): each synchronisation
+// round reads a changed-count back (one stream synchronisation per round, 1-2 rounds
+// usually), and the end reads the error flags back. DC prediction runs one thread per restart
+// interval (serial over a whole scan without restart markers).
+//
+// Threading: a DeviceBuffers and its stream belong to one thread at a time.
+// Ownership: DeviceBuffers owns its device and pinned memory (grow-only); PlanesOut points
+// into it and is valid until the next decode with the same buffers.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+
+#include "pixpath/codecs/jpeg_baseline_parse.h"
+#include "pixpath/codecs/jpeg_idct_kernels.h"
+#include "pixpath/core/result.h"
+
+namespace pixpath::cuda::own_jpeg {
+
+class DeviceBuffers {
+ public:
+  enum Slot {
+    kTables, kBytes, kSubBegin, kSubEnd, kSubSeg, kSegEndBit, kSegFirstSub, kSegFirstBlock,
+    kSegSlots, kStart, kEndA, kEndB, kSlots, kScan, kFirstSlot, kCoefficients, kPlanes,
+    kFlags, kQuant, kSlotCount
+  };
+  DeviceBuffers() = default;
+  DeviceBuffers(const DeviceBuffers&) = delete;
+  DeviceBuffers& operator=(const DeviceBuffers&) = delete;
+  ~DeviceBuffers();
+
+  // A device buffer of at least `bytes` in `slot` (grown, never shrunk); nullptr on failure.
+  void* device(Slot slot, size_t bytes);
+  // Pinned host memory for read-backs (16 uint32).
+  uint32_t* pinned();
+
+ private:
+  void* ptr_[kSlotCount] = {};
+  size_t size_[kSlotCount] = {};
+  uint32_t* pinned_ = nullptr;
+};
+
+struct Options {
+  uint32_t subsequence_bits = 1024;
+  codecs::jpeg::IdctArithmetic arithmetic = codecs::jpeg::IdctArithmetic::Simd;
+};
+
+struct Report {
+  size_t subsequences = 0;
+  int sync_rounds = 0;  // rounds that changed a start state
+};
+
+// Device results: coefficients in the planar layout of codecs::jpeg::CoefficientImage, and
+// one plane of 8-bit samples per component (stored_blocks * 8 wide and high, `pitch` bytes per
+// row; the component's real samples are its top-left sample_width x sample_height).
+struct PlanesOut {
+  const int16_t* coefficients = nullptr;
+  uint64_t coefficient_offset[4] = {};
+  const uint8_t* plane[4] = {};
+  int pitch[4] = {};
+};
+
+// Decodes the scan of `jpeg` (parsed from `data`) into planes on `stream`; returns after the
+// stream has finished (the host reads the error flags). Errors: subject "jpeg", stage
+// "own gpu decode".
+Result<PlanesOut> decode_to_planes(std::span<const uint8_t> data,
+                                   const codecs::jpeg::BaselineJpeg& jpeg, const Options& options,
+                                   DeviceBuffers& buffers, cudaStream_t stream,
+                                   Report* report = nullptr);
+
+// Queues planes -> RGBA (width x height, rgba_pitch bytes per row) on `stream`. Gray and
+// YCbCr pictures with 4:4:4, 4:2:2, 4:4:0 and 4:2:0 sampling.
+Result<void> planes_to_rgba(const codecs::jpeg::BaselineJpeg& jpeg, const PlanesOut& planes,
+                            uint8_t* rgba, size_t rgba_pitch, cudaStream_t stream);
+
+}  // namespace pixpath::cuda::own_jpeg

@@ -1,0 +1,58 @@
+// The CUDA kernels of pixpath's own baseline-JPEG decoder (own_jpeg_decode.h drives them):
+// thin launchers over the PIXPATH_HD steps of pixpath/codecs/jpeg_entropy_kernels.h and
+// jpeg_idct_kernels.h, one thread per subsequence / segment / block. Plain device pointers; no
+// allocation; every launcher queues on `stream` and returns the launch error.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+
+#include "pixpath/codecs/jpeg_entropy_kernels.h"
+#include "pixpath/codecs/jpeg_idct_kernels.h"
+
+namespace pixpath::cuda::own_jpeg {
+
+// Device arrays describing the subsequences (see decode_coefficients_parallel, step 1).
+struct SubsequenceArrays {
+  const uint32_t* begin = nullptr;          // per subsequence: first bit
+  const uint32_t* end = nullptr;            // per subsequence: end bit
+  const uint32_t* segment = nullptr;        // per subsequence: its segment
+  const uint32_t* seg_end_bit = nullptr;    // per segment
+  const uint32_t* seg_first_sub = nullptr;  // per segment (+1 entry: the count)
+  const uint32_t* seg_slots = nullptr;      // per segment: blocks * 64
+  const uint64_t* seg_first_block = nullptr;
+  uint32_t count = 0, segments = 0;
+};
+
+// Flags the host reads back after the decode.
+enum Flag : int { kFlagTruncatedSegment = 0, kFlagInvalidSegment = 1, kFlagChanged = 2, kFlagCount = 4 };
+
+using codecs::jpeg::DecodeState;
+using codecs::jpeg::ScanTables;
+
+cudaError_t launch_speculative(const ScanTables* tables, const uint8_t* bytes,
+                               const SubsequenceArrays& a, DecodeState* start, DecodeState* end,
+                               uint32_t* slots, cudaStream_t stream);
+// One round: reads end_in, writes end_out (every entry), updates start/slots of the changed
+// ones and adds their number to flags[kFlagChanged].
+cudaError_t launch_sync_round(const ScanTables* tables, const uint8_t* bytes,
+                              const SubsequenceArrays& a, const DecodeState* end_in,
+                              DecodeState* end_out, DecodeState* start, uint32_t* slots,
+                              uint32_t* flags, cudaStream_t stream);
+// excl[0..count]: exclusive prefix sum of slots (excl[count] = total); per subsequence its
+// first slot within its segment; per segment a check that it holds all its coefficients.
+cudaError_t launch_offsets(const SubsequenceArrays& a, const uint32_t* slots, uint64_t* excl,
+                           uint32_t* first_slot, uint32_t* flags, cudaStream_t stream);
+cudaError_t launch_write(const ScanTables* tables, const uint8_t* bytes,
+                         const SubsequenceArrays& a, const DecodeState* start,
+                         const uint32_t* first_slot, int16_t* out, uint32_t* flags,
+                         cudaStream_t stream);
+cudaError_t launch_dc(const ScanTables* tables, const SubsequenceArrays& a, int16_t* out,
+                      cudaStream_t stream);
+// One component: blocks_w x blocks_h blocks from coefficients (natural order) to samples.
+cudaError_t launch_idct(const int16_t* coefficients, uint32_t blocks_w, uint32_t blocks_h,
+                        const uint16_t* quant, uint8_t* plane, uint32_t pitch,
+                        codecs::jpeg::IdctArithmetic arithmetic, cudaStream_t stream);
+
+}  // namespace pixpath::cuda::own_jpeg

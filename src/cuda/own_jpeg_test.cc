@@ -1,0 +1,233 @@
+// pixpath's own GPU baseline-JPEG decoder (own_jpeg_decode.h) against the CPU path: its
+// coefficients against the CPU reference of the same method (decode_coefficients_parallel,
+// itself tested against libjpeg-turbo), its IDCT planes against idct_islow_block (tested
+// against jpeg_read_raw_data), its RGBA against tjDecompress2. Label gpu; every test skips
+// with the reason where there is no CUDA device.
+#include "own_jpeg_decode.h"
+
+#include <cuda_runtime.h>
+#include <gtest/gtest.h>
+#include <turbojpeg.h>
+
+#include <cstdlib>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "codecs/testing/libjpeg_reference.h"
+#include "codecs/testing/test_images.h"
+#include "pixpath/codecs/jpeg_parallel_decode.h"
+
+namespace pixpath::cuda::own_jpeg {
+namespace {
+
+using namespace codecs::jpeg;
+using codecs::testing::LibjpegEncodeOptions;
+
+std::string no_gpu_reason() {
+  int n = 0;
+  const cudaError_t e = cudaGetDeviceCount(&n);
+  if (e != cudaSuccess) return std::string("no CUDA device: ") + cudaGetErrorString(e);
+  if (n == 0) return "no CUDA device";
+  return "";
+}
+
+#define SKIP_WITHOUT_GPU()                                  \
+  do {                                                      \
+    const std::string reason_ = no_gpu_reason();            \
+    if (!reason_.empty()) GTEST_SKIP() << reason_;          \
+  } while (0)
+
+IdctArithmetic installed_arithmetic() {
+  const char* none = std::getenv("JSIMD_FORCENONE");
+  return none && std::string(none) == "1" ? IdctArithmetic::C : IdctArithmetic::Simd;
+}
+
+std::vector<uint8_t> pixels(int w, int h, int comps, bool noise, uint32_t seed) {
+  std::vector<uint8_t> out;
+  if (noise) {
+    std::mt19937 rng(seed);
+    out.resize(size_t(w) * size_t(h) * size_t(comps));
+    for (auto& b : out) b = uint8_t(rng());
+    return out;
+  }
+  Picture p = codecs::testing::screen_picture(comps == 1 ? PixelFormat::GRAY8 : PixelFormat::RGB,
+                                              w, h, seed);
+  auto v = p.read();
+  for (int y = 0; y < h; ++y) {
+    const uint8_t* r = v->planes[0].unchecked_row(y);
+    out.insert(out.end(), r, r + size_t(w) * size_t(comps));
+  }
+  return out;
+}
+
+std::vector<uint8_t> encode(int w, int h, int comps, int hy, int vy, int q, int restart,
+                            bool noise, uint32_t seed) {
+  LibjpegEncodeOptions o;
+  o.quality = q;
+  o.components = comps;
+  o.h[0] = hy;
+  o.v[0] = vy;
+  o.restart_interval = restart;
+  std::string err;
+  const auto px = pixels(w, h, comps, noise, seed);
+  auto j = codecs::testing::libjpeg_encode(px.data(), w, h, o, &err);
+  EXPECT_FALSE(j.empty()) << err;
+  return j;
+}
+
+struct Stream {
+  cudaStream_t s = nullptr;
+  Stream() { cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking); }
+  ~Stream() { cudaStreamDestroy(s); }
+};
+
+// The GPU decode of `file` against the CPU path: "" when coefficients and planes are equal;
+// the largest RGBA difference from tjDecompress2 goes to *rgba_max_diff.
+std::string check_file(const std::vector<uint8_t>& file, uint32_t bits, DeviceBuffers& buffers,
+                       cudaStream_t stream, int* rgba_max_diff) {
+  auto parsed = parse_baseline_jpeg(file);
+  if (!parsed.ok()) return "parse: " + parsed.error().message();
+  ParallelDecodeOptions copt;
+  copt.subsequence_bits = bits;
+  auto ref = decode_coefficients_parallel(file, *parsed, copt);
+  if (!ref.ok()) return "cpu: " + ref.error().message();
+  Options opt;
+  opt.subsequence_bits = bits;
+  opt.arithmetic = installed_arithmetic();
+  Report rep;
+  auto planes = decode_to_planes(file, *parsed, opt, buffers, stream, &rep);
+  if (!planes.ok()) return "gpu: " + planes.error().message();
+  std::vector<int16_t> coefs(ref->coefficients.size());
+  if (cudaMemcpy(coefs.data(), planes->coefficients, coefs.size() * 2, cudaMemcpyDeviceToHost) != cudaSuccess) {
+    return "copy coefficients";
+  }
+  for (size_t i = 0; i < coefs.size(); ++i) {
+    if (coefs[i] != ref->coefficients[i]) {
+      return "coefficient " + std::to_string(i) + ": gpu " + std::to_string(coefs[i]) + " cpu " +
+             std::to_string(ref->coefficients[i]);
+    }
+  }
+  for (int c = 0; c < parsed->component_count; ++c) {
+    const uint32_t bw = ref->blocks_w[size_t(c)], bh = ref->blocks_h[size_t(c)];
+    const uint16_t* q = parsed->quant[parsed->components[size_t(c)].quant].values.data();
+    std::vector<uint8_t> cpu(size_t(bw) * 8 * bh * 8), gpu(cpu.size());
+    for (uint32_t by = 0; by < bh; ++by) {
+      for (uint32_t bx = 0; bx < bw; ++bx) {
+        idct_islow_block(ref->block(c, bx, by), q, cpu.data() + (size_t(by) * 8 * bw + bx) * 8,
+                         bw * 8, opt.arithmetic);
+      }
+    }
+    if (cudaMemcpy(gpu.data(), planes->plane[c], gpu.size(), cudaMemcpyDeviceToHost) != cudaSuccess) {
+      return "copy plane";
+    }
+    if (gpu != cpu) return "IDCT plane " + std::to_string(c) + " differs from the CPU IDCT";
+  }
+  // RGBA against tjDecompress2.
+  const int w = parsed->width, h = parsed->height;
+  std::vector<uint8_t> tj(size_t(w) * size_t(h) * 4), ours(tj.size());
+  tjhandle t = tjInitDecompress();
+  const int rc = tjDecompress2(t, file.data(), (unsigned long)file.size(), tj.data(), w, w * 4, h,
+                               TJPF_RGBA, 0);
+  tjDestroy(t);
+  if (rc != 0) return "tjDecompress2 failed";
+  uint8_t* d_rgba = nullptr;
+  if (cudaMalloc(&d_rgba, tj.size()) != cudaSuccess) return "cudaMalloc";
+  auto conv = planes_to_rgba(*parsed, *planes, d_rgba, size_t(w) * 4, stream);
+  std::string result;
+  if (!conv.ok()) {
+    result = "convert: " + conv.error().message();
+  } else if (cudaStreamSynchronize(stream) != cudaSuccess ||
+             cudaMemcpy(ours.data(), d_rgba, ours.size(), cudaMemcpyDeviceToHost) != cudaSuccess) {
+    result = "copy rgba";
+  } else {
+    int worst = 0;
+    for (size_t i = 0; i < ours.size(); ++i) worst = std::max(worst, std::abs(int(ours[i]) - int(tj[i])));
+    *rgba_max_diff = std::max(*rgba_max_diff, worst);
+  }
+  cudaFree(d_rgba);
+  return result;
+}
+
+TEST(OwnGpuJpeg, EqualsCpuPathOverQualitySamplingRestartContent) {
+  SKIP_WITHOUT_GPU();
+  DeviceBuffers buffers;
+  Stream stream;
+  struct S { const char* name; int comps, h, v; } samplings[] = {
+      {"4:4:4", 3, 1, 1}, {"4:2:2", 3, 2, 1}, {"4:2:0", 3, 2, 2}, {"gray", 1, 1, 1}};
+  const uint32_t sub_bits[] = {32, 100, 256, 1024};
+  int worst = 0, cases = 0;
+  for (int q = 1; q <= 100; ++q) {
+    for (const S& s : samplings) {
+      for (int restart : {0, 1 + q % 7}) {
+        for (bool noise : {false, true}) {
+          const int w = 97 + q % 29, h = 61 + q % 19;
+          const auto file = encode(w, h, s.comps, s.h, s.v, q, restart, noise, uint32_t(q));
+          const uint32_t bits = sub_bits[size_t(cases++) % std::size(sub_bits)];
+          int diff = 0;
+          EXPECT_EQ(check_file(file, bits, buffers, stream.s, &diff), "")
+              << s.name << " q" << q << " restart " << restart << (noise ? " noise" : " screen");
+          EXPECT_LE(diff, 1) << s.name << " q" << q << " restart " << restart;
+          worst = std::max(worst, diff);
+        }
+      }
+    }
+  }
+  std::printf("RGBA against tjDecompress2 over %d pictures: max difference %d\n", cases, worst);
+}
+
+// A 4K screen-like picture, with and without restart markers, at the default subsequence size.
+TEST(OwnGpuJpeg, FourKScreenPicture) {
+  SKIP_WITHOUT_GPU();
+  DeviceBuffers buffers;
+  Stream stream;
+  for (int restart : {0, 240}) {
+    const auto file = encode(3840, 2160, 3, 2, 2, 50, restart, false, 1);
+    int diff = 0;
+    EXPECT_EQ(check_file(file, 1024, buffers, stream.s, &diff), "") << "restart " << restart;
+    EXPECT_LE(diff, 1);
+    std::printf("4K q50 4:2:0 restart %d: %zu bytes, RGBA max difference %d\n", restart, file.size(), diff);
+  }
+}
+
+// Broken entropy data: the GPU decoder fails exactly where the CPU reference fails, and
+// otherwise produces its coefficients (compute-sanitizer on the GPU machine checks bounds).
+TEST(OwnGpuJpeg, CorruptDataAgreesWithTheCpuReference) {
+  SKIP_WITHOUT_GPU();
+  DeviceBuffers buffers;
+  Stream stream;
+  const auto file = encode(160, 96, 3, 2, 2, 70, 0, false, 3);
+  auto good = parse_baseline_jpeg(file);
+  ASSERT_TRUE(good.ok());
+  std::mt19937 rng(5);
+  int failures = 0;
+  for (int trial = 0; trial < 200; ++trial) {
+    auto bad = file;
+    for (int k = 0; k < 1 + trial % 3; ++k) {
+      bad[good->scan_begin + rng() % (good->scan_end - good->scan_begin)] = uint8_t(rng());
+    }
+    auto p = parse_baseline_jpeg(bad);
+    if (!p.ok()) continue;
+    const uint32_t bits = 16 + uint32_t(trial % 100);
+    auto cpu = decode_coefficients_parallel(bad, *p, ParallelDecodeOptions{bits});
+    Options opt;
+    opt.subsequence_bits = bits;
+    auto gpu = decode_to_planes(bad, *p, opt, buffers, stream.s);
+    ASSERT_EQ(cpu.ok(), gpu.ok()) << "trial " << trial << ": cpu "
+                                  << (cpu.ok() ? "ok" : cpu.error().message()) << ", gpu "
+                                  << (gpu.ok() ? "ok" : gpu.error().message());
+    if (!cpu.ok()) {
+      ++failures;
+      EXPECT_EQ(cpu.error().code(), gpu.error().code());
+      continue;
+    }
+    std::vector<int16_t> coefs(cpu->coefficients.size());
+    ASSERT_EQ(cudaMemcpy(coefs.data(), gpu->coefficients, coefs.size() * 2, cudaMemcpyDeviceToHost),
+              cudaSuccess);
+    EXPECT_EQ(coefs, cpu->coefficients) << "trial " << trial;
+  }
+  std::printf("corrupt inputs refused by both: %d of 200\n", failures);
+}
+
+}  // namespace
+}  // namespace pixpath::cuda::own_jpeg
