@@ -142,35 +142,54 @@ Result<CoefficientImage> decode_coefficients_parallel(std::span<const uint8_t> d
   seg_first_sub[nseg] = uint32_t(nsub);
 
   // Step 2: speculative decode of every subsequence from its first bit.
-  std::vector<DecodeState> start(nsub);
-  std::vector<SubsequenceResult> res(nsub);
+  std::vector<DecodeState> start(nsub), end(nsub);
+  std::vector<uint32_t> slots(nsub);
   for (size_t j = 0; j < nsub; ++j) {
     start[j] = DecodeState{sub_begin[j], 0, 0};
-    res[j] = decode_subsequence(*tables, bytes, start[j], sub_end[j], seg_end_bit[sub_seg[j]]);
+    const SubsequenceResult r =
+        decode_subsequence(*tables, bytes, start[j], sub_end[j], seg_end_bit[sub_seg[j]]);
+    end[j] = r.end;
+    slots[j] = r.slots;
   }
 
-  // Step 3: synchronisation rounds (each reads the previous round's end states).
+  // Step 3: synchronisation rounds (each reads the previous round's end states), at most
+  // kMaxSyncRounds of them, then one serial walk over the segments if they did not converge.
   ParallelDecodeStats st;
   st.segments = nseg;
   st.subsequences = nsub;
   std::vector<DecodeState> prev_end(nsub);
-  for (;;) {
-    for (size_t j = 0; j < nsub; ++j) prev_end[j] = res[j].end;
+  bool converged = false;
+  for (int round = 0; round <= kMaxSyncRounds; ++round) {
+    prev_end = end;
     size_t changed = 0;
     for (size_t j = 0; j < nsub; ++j) {
       if (seg_first_sub[sub_seg[j]] == j) continue;  // its start is known
+      SubsequenceResult r;
       if (sync_subsequence(*tables, bytes, prev_end[j - 1], sub_end[j], seg_end_bit[sub_seg[j]],
-                           &start[j], &res[j])) {
+                           &start[j], &r)) {
+        end[j] = r.end;
+        slots[j] = r.slots;
         ++changed;
       }
     }
-    if (!changed) break;
+    if (!changed) {
+      converged = true;
+      break;
+    }
     ++st.sync_rounds;
     st.sync_decodes += changed;
+  }
+  if (!converged) {
+    st.serial_sweep = true;
+    for (size_t s = 0; s < nseg; ++s) {
+      sync_segment_serially(*tables, bytes, seg_first_sub[s], seg_first_sub[s + 1] - seg_first_sub[s],
+                            sub_end.data(), seg_end_bit[s], start.data(), end.data(), slots.data());
+    }
   }
   for (size_t j = 0; j < nsub; ++j) {
     if (!same_state(start[j], DecodeState{sub_begin[j], 0, 0})) ++st.wrong_speculative_starts;
   }
+  if (stats) *stats = st;  // also when a later step fails
 
   // Step 4: exclusive prefix sum of the slot counts within each segment.
   std::vector<uint32_t> first_slot(nsub);
@@ -184,7 +203,7 @@ Result<CoefficientImage> decode_coefficients_parallel(std::span<const uint8_t> d
     uint64_t sum = 0;
     for (uint32_t j = seg_first_sub[s]; j < seg_first_sub[s + 1]; ++j) {
       first_slot[j] = uint32_t(std::min<uint64_t>(sum, UINT32_MAX));
-      sum += res[j].slots;
+      sum += slots[j];
     }
     if (sum < need) {
       return decode_error(
@@ -217,7 +236,6 @@ Result<CoefficientImage> decode_coefficients_parallel(std::span<const uint8_t> d
     undo_dc_prediction(tables->layout, uint64_t(seg.first_mcu) * bpm, uint64_t(seg.mcu_count) * bpm,
                        img.coefficients.data());
   }
-  if (stats) *stats = st;
   return img;
 }
 

@@ -335,6 +335,39 @@ TEST(JpegParallelDecode, UnstuffsAndCutsAtRestartMarkers) {
   EXPECT_EQ(u.bytes.size(), u.segment_begin.back() + UnstuffedScan::kUnstuffedPadding);
 }
 
+// Fuzz findings (tests/data/regressions/jpeg_baseline/): the parallel decode at the fuzzer's
+// subsequence size and at others gives what one subsequence per segment (a serial decode)
+// gives, quickly even where the data never resynchronises (sync_never_converges: the rounds
+// stop after kMaxSyncRounds and a serial walk finishes).
+TEST(JpegParallelDecode, FuzzRegressionsMatchTheSerialDecode) {
+  const char* root = std::getenv("PIXPATH_TEST_DATA");
+  if (!root) GTEST_SKIP() << "PIXPATH_TEST_DATA is not set";
+  const std::string dir = std::string(root) + "/regressions/jpeg_baseline";
+  int files = 0;
+  bool swept = false;
+  for (const char* name : {"sync_never_converges"}) {
+    const auto data = testing::slurp(dir + "/" + name);
+    ASSERT_FALSE(data.empty()) << dir << "/" << name;
+    ++files;
+    auto parsed = parse_baseline_jpeg(data);
+    if (!parsed.ok()) continue;
+    auto serial = decode_coefficients_parallel(data, *parsed, ParallelDecodeOptions{1u << 30});
+    for (uint32_t bits : {8 + uint32_t(data.size() % 512), 8u, 24u, 64u}) {
+      ParallelDecodeStats st;
+      auto par = decode_coefficients_parallel(data, *parsed, ParallelDecodeOptions{bits}, &st);
+      swept = swept || st.serial_sweep;
+      ASSERT_EQ(par.ok(), serial.ok()) << name << " " << bits << " bits";
+      if (par.ok()) {
+        EXPECT_EQ(par->coefficients, serial->coefficients) << name << " " << bits << " bits";
+      } else {
+        EXPECT_EQ(par.error().code(), serial.error().code()) << par.error().message();
+      }
+    }
+  }
+  EXPECT_EQ(files, 1);
+  EXPECT_TRUE(swept) << "no input needed the serial walk";
+}
+
 Error parse_error_of(const std::vector<uint8_t>& file) {
   auto r = parse_baseline_jpeg(file);
   if (r.ok()) return Error(ErrorCode::Internal, "test", "parse", "accepted");

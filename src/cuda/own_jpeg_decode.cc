@@ -169,17 +169,22 @@ Result<PlanesOut> decode_to_planes(std::span<const uint8_t> data, const Baseline
   rep.subsequences = nsub;
   DecodeState* end_in = d_end_a;
   DecodeState* end_out = d_end_b;
-  for (;;) {
+  bool converged = false;
+  for (int round = 0; round <= kMaxSyncRounds; ++round) {
     OWN_CUDA_TRY("sync round", cudaMemsetAsync(d_flags + kFlagChanged, 0, 4, stream));
     OWN_CUDA_TRY("sync round", launch_sync_round(d_tables, d_bytes, a, end_in, end_out, d_start, d_slots, d_flags, stream));
     OWN_CUDA_TRY("sync round", cudaMemcpyAsync(pinned, d_flags + kFlagChanged, 4, cudaMemcpyDeviceToHost, stream));
     OWN_CUDA_TRY("sync round", cudaStreamSynchronize(stream));
     std::swap(end_in, end_out);
-    if (pinned[0] == 0) break;
-    ++rep.sync_rounds;
-    if (uint32_t(rep.sync_rounds) > nsub + 1) {
-      return gpu_error(ErrorCode::Internal, "synchronisation does not converge");
+    if (pinned[0] == 0) {
+      converged = true;
+      break;
     }
+    ++rep.sync_rounds;
+  }
+  if (!converged) {  // data that does not resynchronise: one bounded serial walk
+    rep.serial_sweep = true;
+    OWN_CUDA_TRY("serial sync", launch_serial_sync(d_tables, d_bytes, a, d_start, end_in, d_slots, stream));
   }
   // Steps 4-6: offsets and checks, write-out, DC prediction; then the IDCT per component.
   OWN_CUDA_TRY("offsets", launch_offsets(a, d_slots, d_excl, d_first, d_flags, stream));

@@ -7,7 +7,8 @@
 //
 // What still waits on the host (to be removed before it is routed): each synchronisation
 // round reads a changed-count back (one stream synchronisation per round, 1-2 rounds
-// usually), and the end reads the error flags back. DC prediction runs one thread per restart
+// usually, at most kMaxSyncRounds + 1 before a serial walk), and the end reads the error flags
+// back. DC prediction runs one thread per restart
 // interval (serial over a whole scan without restart markers).
 //
 // Threading: a DeviceBuffers and its stream belong to one thread at a time.
@@ -57,7 +58,8 @@ struct Options {
 
 struct Report {
   size_t subsequences = 0;
-  int sync_rounds = 0;  // rounds that changed a start state
+  int sync_rounds = 0;        // rounds that changed a start state
+  bool serial_sweep = false;  // the rounds did not converge: one serial walk per segment
 };
 
 // Device results: coefficients in the planar layout of codecs::jpeg::CoefficientImage, and

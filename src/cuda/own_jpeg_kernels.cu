@@ -61,6 +61,16 @@ __global__ void sync_kernel(const ScanTables* tables, const uint8_t* bytes, Subs
   end_out[j] = e;
 }
 
+__global__ void serial_sync_kernel(const ScanTables* tables, const uint8_t* bytes,
+                                   SubsequenceArrays a, DecodeState* start, DecodeState* end,
+                                   uint32_t* slots) {
+  const uint32_t s = blockIdx.x * blockDim.x + threadIdx.x;
+  if (s >= a.segments) return;
+  const uint32_t first = a.seg_first_sub[s];
+  codecs::jpeg::sync_segment_serially(*tables, bytes, first, a.seg_first_sub[s + 1] - first, a.end,
+                                      a.seg_end_bit[s], start, end, slots);
+}
+
 // One block: chunked exclusive scan of `count` values into excl[0..count].
 __global__ void scan_kernel(const uint32_t* slots, uint64_t* excl, uint32_t count) {
   __shared__ uint64_t part[1024];
@@ -154,6 +164,14 @@ cudaError_t launch_sync_round(const ScanTables* tables, const uint8_t* bytes,
                               uint32_t* flags, cudaStream_t stream) {
   if (!a.count) return cudaSuccess;
   sync_kernel<<<blocks_for(a.count), kThreads, kSharedBytes, stream>>>(tables, bytes, a, end_in, end_out, start, slots, flags);
+  return cudaGetLastError();
+}
+
+cudaError_t launch_serial_sync(const ScanTables* tables, const uint8_t* bytes,
+                               const SubsequenceArrays& a, DecodeState* start, DecodeState* end,
+                               uint32_t* slots, cudaStream_t stream) {
+  if (!a.segments) return cudaSuccess;
+  serial_sync_kernel<<<blocks_for(a.segments), kThreads, 0, stream>>>(tables, bytes, a, start, end, slots);
   return cudaGetLastError();
 }
 

@@ -40,6 +40,11 @@ cudaError_t launch_sync_round(const ScanTables* tables, const uint8_t* bytes,
                               const SubsequenceArrays& a, const DecodeState* end_in,
                               DecodeState* end_out, DecodeState* start, uint32_t* slots,
                               uint32_t* flags, cudaStream_t stream);
+// After kMaxSyncRounds rounds that still changed something: one thread per segment walks
+// its subsequences in order (sync_segment_serially) over start/end/slots.
+cudaError_t launch_serial_sync(const ScanTables* tables, const uint8_t* bytes,
+                               const SubsequenceArrays& a, DecodeState* start, DecodeState* end,
+                               uint32_t* slots, cudaStream_t stream);
 // excl[0..count]: exclusive prefix sum of slots (excl[count] = total); per subsequence its
 // first slot within its segment; per segment a check that it holds all its coefficients.
 cudaError_t launch_offsets(const SubsequenceArrays& a, const uint32_t* slots, uint64_t* excl,

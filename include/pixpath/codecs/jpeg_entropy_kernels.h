@@ -16,8 +16,11 @@
 //  3. Synchronisation (sync_subsequence): a subsequence whose recorded start state differs
 //     from its predecessor's end state is decoded again from that end state; it keeps going
 //     round by round until no start state changes. Huffman codes resynchronise within a few
-//     codewords, so most subsequences agree after the first round; in the worst case a round
-//     fixes one more subsequence, so it always ends.
+//     codewords, so most subsequences agree after the first round. A round fixes at least one
+//     more subsequence, so the rounds always end, but data that never resynchronises (found
+//     by the fuzzer) would take as many rounds as subsequences: after kMaxSyncRounds rounds,
+//     sync_segment_serially walks each segment once in order instead (one thread per segment
+//     on the GPU, as slow as a serial decoder, but bounded).
 //  4. An exclusive prefix sum of the slot counts gives each subsequence its first coefficient
 //     slot within its segment (slot = 64 * block + zigzag index, blocks in MCU order).
 //  5. write_subsequence decodes once more from the synchronised state and writes each
@@ -223,6 +226,24 @@ PIXPATH_HD bool sync_subsequence(const ScanTables& t, const uint8_t* bytes,
   *start = predecessor_end;
   *result = decode_subsequence(t, bytes, predecessor_end, end_bit, segment_end_bit);
   return true;
+}
+
+inline constexpr int kMaxSyncRounds = 16;
+
+// Step 3's bounded fallback for one segment (subsequences [first, first + count)): in order,
+// each subsequence whose start differs from its predecessor's end is decoded again from it.
+// Arrays are indexed by subsequence.
+PIXPATH_HD void sync_segment_serially(const ScanTables& t, const uint8_t* bytes, uint32_t first,
+                                      uint32_t count, const uint32_t* end_bit,
+                                      uint32_t segment_end_bit, DecodeState* start,
+                                      DecodeState* end, uint32_t* slots) {
+  for (uint32_t j = first + 1; j < first + count; ++j) {
+    SubsequenceResult r;
+    if (sync_subsequence(t, bytes, end[j - 1], end_bit[j], segment_end_bit, &start[j], &r)) {
+      end[j] = r.end;
+      slots[j] = r.slots;
+    }
+  }
 }
 
 // The coefficient index of block `block` (in scan order: MCU by MCU) in the planar layout.

@@ -28,11 +28,13 @@ struct ParallelDecodeOptions {
   uint64_t max_coefficient_bytes = uint64_t{1} << 30;
 };
 
-// What the run did (for tests and the benchmark's breakdown).
+// What the run did (for tests and the benchmark's breakdown); filled once the subsequences
+// are synchronised, also when a later step fails.
 struct ParallelDecodeStats {
   size_t segments = 0;
   size_t subsequences = 0;
   int sync_rounds = 0;               // rounds that changed at least one start state
+  bool serial_sweep = false;         // kMaxSyncRounds were not enough: one serial walk
   size_t sync_decodes = 0;           // subsequence decodes done by those rounds
   size_t wrong_speculative_starts = 0;  // subsequences whose guessed start state was wrong
 };
