@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <memory>
 
 namespace pixpath::codecs::jpeg {
@@ -231,10 +232,32 @@ Result<CoefficientImage> decode_coefficients_parallel(std::span<const uint8_t> d
     }
   }
 
-  // Step 6: DC prediction, per restart interval.
+  // Step 6: DC prediction, in chunks of kDcChunkMcus MCUs within each restart interval.
+  std::vector<uint64_t> chunk_first_block;
+  std::vector<uint32_t> chunk_blocks;
+  std::vector<uint8_t> chunk_resets;
   for (const EntropySegment& seg : jpeg.segments) {
-    undo_dc_prediction(tables->layout, uint64_t(seg.first_mcu) * bpm, uint64_t(seg.mcu_count) * bpm,
-                       img.coefficients.data());
+    for (uint32_t m = 0; m < seg.mcu_count; m += kDcChunkMcus) {
+      chunk_first_block.push_back(uint64_t(seg.first_mcu + m) * bpm);
+      chunk_blocks.push_back(std::min(kDcChunkMcus, seg.mcu_count - m) * bpm);
+      chunk_resets.push_back(m == 0);
+    }
+  }
+  const size_t nchunks = chunk_blocks.size();
+  std::vector<std::array<uint32_t, 4>> sums(nchunks), prefix(nchunks);
+  for (size_t k = 0; k < nchunks; ++k) {  // 6a
+    dc_chunk_sums(tables->layout, chunk_first_block[k], chunk_blocks[k], img.coefficients.data(),
+                  sums[k].data());
+  }
+  std::array<uint32_t, 4> run{};
+  for (size_t k = 0; k < nchunks; ++k) {  // 6b
+    if (chunk_resets[k]) run = {};
+    prefix[k] = run;
+    for (size_t c = 0; c < 4; ++c) run[c] += sums[k][c];
+  }
+  for (size_t k = 0; k < nchunks; ++k) {  // 6c
+    dc_chunk_apply(tables->layout, chunk_first_block[k], chunk_blocks[k], prefix[k].data(),
+                   img.coefficients.data());
   }
   return img;
 }

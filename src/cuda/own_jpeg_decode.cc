@@ -3,6 +3,8 @@
 #include <cuda_runtime.h>
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <chrono>
 #include <memory>
 #include <vector>
 
@@ -21,6 +23,34 @@ Error gpu_error(ErrorCode code, std::string reason) {
 Error cuda_error(const char* what, cudaError_t e) {
   return gpu_error(ErrorCode::Internal, fmt::format("{}: {}", what, cudaGetErrorString(e)));
 }
+
+// Events between the steps when timing (Options::time_phases); released at scope end.
+class PhaseEvents {
+ public:
+  explicit PhaseEvents(bool on) {
+    if (!on) return;
+    for (auto& e : ev_) {
+      if (cudaEventCreate(&e) != cudaSuccess) e = nullptr;
+    }
+  }
+  ~PhaseEvents() {
+    for (auto e : ev_) {
+      if (e) cudaEventDestroy(e);
+    }
+  }
+  void mark(int i, cudaStream_t stream) {
+    if (ev_[i]) cudaEventRecord(ev_[i], stream);
+  }
+  // After the stream finished: phase i = event i-1 .. event i (i >= kPhaseUpload + 1).
+  void read(float* ms) const {
+    for (int i = kPhaseUpload; i < kPhaseCount; ++i) {
+      if (ev_[i - 1] && ev_[i]) cudaEventElapsedTime(&ms[i], ev_[i - 1], ev_[i]);
+    }
+  }
+
+ private:
+  cudaEvent_t ev_[kPhaseCount] = {};
+};
 
 #define OWN_CUDA_TRY(what, expr)                              \
   do {                                                        \
@@ -61,6 +91,9 @@ Result<PlanesOut> decode_to_planes(std::span<const uint8_t> data, const Baseline
     return gpu_error(ErrorCode::InvalidArgument, "bad options or an unparsed picture");
   }
   // Host preparation: tables, unstuffed bytes, subsequence arrays (as the CPU reference).
+  const auto host_start = std::chrono::steady_clock::now();
+  Report rep;
+  PhaseEvents events(options.time_phases);
   auto tables = std::make_unique<ScanTables>(build_scan_tables(jpeg));
   const UnstuffedScan u = unstuff_scan(data, jpeg);
   if (u.bytes.size() >= (size_t{1} << 29)) {
@@ -102,6 +135,18 @@ Result<PlanesOut> decode_to_planes(std::span<const uint8_t> data, const Baseline
     plane_offset[c] = plane_bytes;
     plane_bytes += uint64_t(fc.stored_blocks_w) * 8 * uint64_t(fc.stored_blocks_h) * 8;
   }
+  // DC prediction chunks (as the CPU reference's step 6).
+  std::vector<uint64_t> chunk_first_block;
+  std::vector<uint32_t> chunk_blocks;
+  std::vector<uint8_t> chunk_resets;
+  for (const EntropySegment& seg : jpeg.segments) {
+    for (uint32_t m = 0; m < seg.mcu_count; m += kDcChunkMcus) {
+      chunk_first_block.push_back(uint64_t(seg.first_mcu + m) * bpm);
+      chunk_blocks.push_back(std::min(kDcChunkMcus, seg.mcu_count - m) * bpm);
+      chunk_resets.push_back(m == 0);
+    }
+  }
+  const uint32_t nchunks = uint32_t(chunk_blocks.size());
   std::vector<uint16_t> quant(4 * 64);
   for (int c = 0; c < jpeg.component_count; ++c) {
     const auto& q = jpeg.quant[jpeg.components[size_t(c)].quant].values;
@@ -129,12 +174,21 @@ Result<PlanesOut> decode_to_planes(std::span<const uint8_t> data, const Baseline
   auto* d_planes = static_cast<uint8_t*>(buffers.device(B::kPlanes, plane_bytes));
   auto* d_flags = static_cast<uint32_t*>(buffers.device(B::kFlags, kFlagCount * 4));
   auto* d_quant = static_cast<uint16_t*>(buffers.device(B::kQuant, quant.size() * 2));
+  auto* d_chunk_first = static_cast<uint64_t*>(buffers.device(B::kChunkFirstBlock, nchunks * 8ull));
+  auto* d_chunk_blocks = static_cast<uint32_t*>(buffers.device(B::kChunkBlocks, nchunks * 4ull));
+  auto* d_chunk_resets = static_cast<uint8_t*>(buffers.device(B::kChunkResets, nchunks));
+  auto* d_dc_sums = static_cast<uint32_t*>(buffers.device(B::kDcSums, nchunks * 16ull));
+  auto* d_dc_prefix = static_cast<uint32_t*>(buffers.device(B::kDcPrefix, nchunks * 16ull));
   uint32_t* pinned = buffers.pinned();
   if (!d_tables || !d_bytes || !d_sub_begin || !d_sub_end || !d_sub_seg || !d_seg_end ||
       !d_seg_first || !d_seg_block || !d_seg_slots || !d_start || !d_end_a || !d_end_b ||
-      !d_slots || !d_excl || !d_first || !d_coef || !d_planes || !d_flags || !d_quant || !pinned) {
+      !d_slots || !d_excl || !d_first || !d_coef || !d_planes || !d_flags || !d_quant || !pinned ||
+      !d_chunk_first || !d_chunk_blocks || !d_chunk_resets || !d_dc_sums || !d_dc_prefix) {
     return gpu_error(ErrorCode::OutOfMemory, "device buffers");
   }
+  rep.phase_ms[kPhaseHost] =
+      std::chrono::duration<float, std::milli>(std::chrono::steady_clock::now() - host_start).count();
+  events.mark(kPhaseHost, stream);  // the stream's start
   auto up = [&](void* dst, const void* src, size_t n) {
     return cudaMemcpyAsync(dst, src, n, cudaMemcpyHostToDevice, stream);
   };
@@ -149,6 +203,9 @@ Result<PlanesOut> decode_to_planes(std::span<const uint8_t> data, const Baseline
   OWN_CUDA_TRY("upload", up(d_seg_block, seg_first_block.data(), nseg * 8ull));
   OWN_CUDA_TRY("upload", up(d_seg_slots, seg_slots.data(), nseg * 4ull));
   OWN_CUDA_TRY("upload", up(d_quant, quant.data(), quant.size() * 2));
+  OWN_CUDA_TRY("upload", up(d_chunk_first, chunk_first_block.data(), nchunks * 8ull));
+  OWN_CUDA_TRY("upload", up(d_chunk_blocks, chunk_blocks.data(), nchunks * 4ull));
+  OWN_CUDA_TRY("upload", up(d_chunk_resets, chunk_resets.data(), nchunks));
   const uint32_t flags_init[kFlagCount] = {0xFFFFFFFFu, 0xFFFFFFFFu, 0, 0};
   OWN_CUDA_TRY("upload", up(d_flags, flags_init, sizeof(flags_init)));
 
@@ -163,9 +220,10 @@ Result<PlanesOut> decode_to_planes(std::span<const uint8_t> data, const Baseline
   a.count = nsub;
   a.segments = nseg;
 
+  events.mark(kPhaseUpload, stream);
   // Steps 2-3: speculative decode, synchronisation rounds.
   OWN_CUDA_TRY("speculative decode", launch_speculative(d_tables, d_bytes, a, d_start, d_end_a, d_slots, stream));
-  Report rep;
+  events.mark(kPhaseSpeculative, stream);
   rep.subsequences = nsub;
   DecodeState* end_in = d_end_a;
   DecodeState* end_out = d_end_b;
@@ -186,11 +244,20 @@ Result<PlanesOut> decode_to_planes(std::span<const uint8_t> data, const Baseline
     rep.serial_sweep = true;
     OWN_CUDA_TRY("serial sync", launch_serial_sync(d_tables, d_bytes, a, d_start, end_in, d_slots, stream));
   }
+  events.mark(kPhaseSync, stream);
   // Steps 4-6: offsets and checks, write-out, DC prediction; then the IDCT per component.
   OWN_CUDA_TRY("offsets", launch_offsets(a, d_slots, d_excl, d_first, d_flags, stream));
+  events.mark(kPhaseOffsets, stream);
   OWN_CUDA_TRY("write", cudaMemsetAsync(d_coef, 0, total * 2, stream));
   OWN_CUDA_TRY("write", launch_write(d_tables, d_bytes, a, d_start, d_first, d_coef, d_flags, stream));
-  OWN_CUDA_TRY("dc", launch_dc(d_tables, a, d_coef, stream));
+  events.mark(kPhaseWrite, stream);
+  DcChunks chunks;
+  chunks.first_block = d_chunk_first;
+  chunks.blocks = d_chunk_blocks;
+  chunks.resets = d_chunk_resets;
+  chunks.count = nchunks;
+  OWN_CUDA_TRY("dc", launch_dc(d_tables, chunks, d_dc_sums, d_dc_prefix, d_coef, stream));
+  events.mark(kPhaseDc, stream);
   for (int c = 0; c < jpeg.component_count; ++c) {
     const FrameComponent& fc = jpeg.components[size_t(c)];
     OWN_CUDA_TRY("idct", launch_idct(d_coef + out.coefficient_offset[c], uint32_t(fc.stored_blocks_w),
@@ -198,6 +265,7 @@ Result<PlanesOut> decode_to_planes(std::span<const uint8_t> data, const Baseline
                                      d_planes + plane_offset[c], uint32_t(out.pitch[c]),
                                      options.arithmetic, stream));
   }
+  events.mark(kPhaseIdct, stream);
   OWN_CUDA_TRY("flags", cudaMemcpyAsync(pinned, d_flags, kFlagCount * 4, cudaMemcpyDeviceToHost, stream));
   OWN_CUDA_TRY("finish", cudaStreamSynchronize(stream));
   if (pinned[kFlagTruncatedSegment] != 0xFFFFFFFFu) {
@@ -210,6 +278,7 @@ Result<PlanesOut> decode_to_planes(std::span<const uint8_t> data, const Baseline
                      fmt::format("no Huffman code matches the bits in restart interval {}",
                                  pinned[kFlagInvalidSegment]));
   }
+  events.read(rep.phase_ms);
   out.coefficients = d_coef;
   for (int c = 0; c < jpeg.component_count; ++c) out.plane[c] = d_planes + plane_offset[c];
   if (report) *report = rep;

@@ -8,8 +8,7 @@
 // What still waits on the host (to be removed before it is routed): each synchronisation
 // round reads a changed-count back (one stream synchronisation per round, 1-2 rounds
 // usually, at most kMaxSyncRounds + 1 before a serial walk), and the end reads the error flags
-// back. DC prediction runs one thread per restart
-// interval (serial over a whole scan without restart markers).
+// back.
 //
 // Threading: a DeviceBuffers and its stream belong to one thread at a time.
 // Ownership: DeviceBuffers owns its device and pinned memory (grow-only); PlanesOut points
@@ -33,7 +32,7 @@ class DeviceBuffers {
   enum Slot {
     kTables, kBytes, kSubBegin, kSubEnd, kSubSeg, kSegEndBit, kSegFirstSub, kSegFirstBlock,
     kSegSlots, kStart, kEndA, kEndB, kSlots, kScan, kFirstSlot, kCoefficients, kPlanes,
-    kFlags, kQuant, kSlotCount
+    kFlags, kQuant, kChunkFirstBlock, kChunkBlocks, kChunkResets, kDcSums, kDcPrefix, kSlotCount
   };
   DeviceBuffers() = default;
   DeviceBuffers(const DeviceBuffers&) = delete;
@@ -54,9 +53,18 @@ class DeviceBuffers {
 struct Options {
   uint32_t subsequence_bits = 1024;
   codecs::jpeg::IdctArithmetic arithmetic = codecs::jpeg::IdctArithmetic::Simd;
+  bool time_phases = false;  // fill Report::phase_ms (CUDA events between the steps)
 };
 
+// Where the time goes (Options::time_phases): host preparation (parse excluded: tables,
+// unstuffing, arrays), then stream time from upload to the IDCT's end.
+enum Phase { kPhaseHost, kPhaseUpload, kPhaseSpeculative, kPhaseSync, kPhaseOffsets,
+             kPhaseWrite, kPhaseDc, kPhaseIdct, kPhaseCount };
+inline constexpr const char* kPhaseNames[kPhaseCount] = {
+    "host prep", "upload", "speculative", "sync", "offsets", "write", "dc", "idct"};
+
 struct Report {
+  float phase_ms[kPhaseCount] = {};
   size_t subsequences = 0;
   int sync_rounds = 0;        // rounds that changed a start state
   bool serial_sweep = false;  // the rounds did not converge: one serial walk per segment

@@ -122,10 +122,67 @@ __global__ void write_kernel(const ScanTables* tables, const uint8_t* bytes, Sub
   if (w.first_invalid_slot != 0xFFFFFFFFu) atomicMin(&flags[kFlagInvalidSegment], s);
 }
 
-__global__ void dc_kernel(const ScanTables* tables, SubsequenceArrays a, int16_t* out) {
-  const uint32_t s = blockIdx.x * blockDim.x + threadIdx.x;
-  if (s >= a.segments) return;
-  codecs::jpeg::undo_dc_prediction(tables->layout, a.seg_first_block[s], a.seg_slots[s] / 64, out);
+__global__ void dc_sums_kernel(const ScanTables* tables, DcChunks ch, const int16_t* out,
+                               uint32_t* sums) {
+  const uint32_t k = blockIdx.x * blockDim.x + threadIdx.x;
+  if (k >= ch.count) return;
+  codecs::jpeg::dc_chunk_sums(tables->layout, ch.first_block[k], ch.blocks[k], out, sums + 4 * k);
+}
+
+// One block: exclusive scan of the chunks' 4-component sums, restarting at each reset.
+__global__ void dc_scan_kernel(DcChunks ch, const uint32_t* sums, uint32_t* prefix) {
+  __shared__ uint32_t sv[1024][4];
+  __shared__ uint8_t sf[1024];
+  const uint32_t t = threadIdx.x, nt = blockDim.x, n = ch.count;
+  const uint32_t chunk = (n + nt - 1) / nt;
+  const uint32_t b = min(n, t * chunk), e = min(n, b + chunk);
+  // This thread's range: sum since its last reset (or all of it), and whether it has one.
+  uint32_t v[4] = {0, 0, 0, 0};
+  bool f = false;
+  for (uint32_t k = b; k < e; ++k) {
+    if (ch.resets[k]) {
+      f = true;
+      v[0] = v[1] = v[2] = v[3] = 0;
+    }
+    for (int c = 0; c < 4; ++c) v[c] += sums[4 * k + c];
+  }
+  for (int c = 0; c < 4; ++c) sv[t][c] = v[c];
+  sf[t] = f;
+  __syncthreads();
+  for (uint32_t off = 1; off < nt; off <<= 1) {  // inclusive scan: a reset drops what is left of it
+    uint32_t lv[4] = {0, 0, 0, 0};
+    bool lf = false;
+    if (t >= off) {
+      lf = sf[t - off];
+      for (int c = 0; c < 4; ++c) lv[c] = sv[t - off][c];
+    }
+    __syncthreads();
+    if (t >= off) {
+      if (!sf[t]) {
+        for (int c = 0; c < 4; ++c) sv[t][c] += lv[c];
+      }
+      sf[t] = sf[t] | lf;
+    }
+    __syncthreads();
+  }
+  uint32_t run[4] = {0, 0, 0, 0};
+  if (t > 0) {
+    for (int c = 0; c < 4; ++c) run[c] = sv[t - 1][c];
+  }
+  for (uint32_t k = b; k < e; ++k) {
+    if (ch.resets[k]) run[0] = run[1] = run[2] = run[3] = 0;
+    for (int c = 0; c < 4; ++c) {
+      prefix[4 * k + c] = run[c];
+      run[c] += sums[4 * k + c];
+    }
+  }
+}
+
+__global__ void dc_apply_kernel(const ScanTables* tables, DcChunks ch, const uint32_t* prefix,
+                                int16_t* out) {
+  const uint32_t k = blockIdx.x * blockDim.x + threadIdx.x;
+  if (k >= ch.count) return;
+  codecs::jpeg::dc_chunk_apply(tables->layout, ch.first_block[k], ch.blocks[k], prefix + 4 * k, out);
 }
 
 __global__ void idct_kernel(const int16_t* coefficients, uint32_t blocks_w, uint32_t blocks_h,
@@ -193,10 +250,12 @@ cudaError_t launch_write(const ScanTables* tables, const uint8_t* bytes,
   return cudaGetLastError();
 }
 
-cudaError_t launch_dc(const ScanTables* tables, const SubsequenceArrays& a, int16_t* out,
-                      cudaStream_t stream) {
-  if (!a.segments) return cudaSuccess;
-  dc_kernel<<<blocks_for(a.segments), kThreads, 0, stream>>>(tables, a, out);
+cudaError_t launch_dc(const ScanTables* tables, const DcChunks& chunks, uint32_t* sums,
+                      uint32_t* prefix, int16_t* out, cudaStream_t stream) {
+  if (!chunks.count) return cudaSuccess;
+  dc_sums_kernel<<<blocks_for(chunks.count), kThreads, 0, stream>>>(tables, chunks, out, sums);
+  dc_scan_kernel<<<1, 1024, 0, stream>>>(chunks, sums, prefix);
+  dc_apply_kernel<<<blocks_for(chunks.count), kThreads, 0, stream>>>(tables, chunks, prefix, out);
   return cudaGetLastError();
 }
 

@@ -53,8 +53,16 @@ cudaError_t launch_write(const ScanTables* tables, const uint8_t* bytes,
                          const SubsequenceArrays& a, const DecodeState* start,
                          const uint32_t* first_slot, int16_t* out, uint32_t* flags,
                          cudaStream_t stream);
-cudaError_t launch_dc(const ScanTables* tables, const SubsequenceArrays& a, int16_t* out,
-                      cudaStream_t stream);
+// DC prediction over `chunks` chunks of blocks (see dc_chunk_sums in
+// jpeg_entropy_kernels.h): sums and prefix are scratch of 4 * chunks uint32 each.
+struct DcChunks {
+  const uint64_t* first_block = nullptr;
+  const uint32_t* blocks = nullptr;
+  const uint8_t* resets = nullptr;  // 1: the first chunk of a segment
+  uint32_t count = 0;
+};
+cudaError_t launch_dc(const ScanTables* tables, const DcChunks& chunks, uint32_t* sums,
+                      uint32_t* prefix, int16_t* out, cudaStream_t stream);
 // One component: blocks_w x blocks_h blocks from coefficients (natural order) to samples.
 cudaError_t launch_idct(const int16_t* coefficients, uint32_t blocks_w, uint32_t blocks_h,
                         const uint16_t* quant, uint8_t* plane, uint32_t pitch,

@@ -26,8 +26,8 @@
 //  5. write_subsequence decodes once more from the synchronised state and writes each
 //     non-zero coefficient (DC: the difference) to its block in the planar coefficient layout
 //     (BlockLayout), natural order. The output starts zeroed.
-//  6. DC prediction (undo_dc_prediction): per segment and component, the running sum of the
-//     DC differences, in block order.
+//  6. DC prediction (dc_chunk_sums, a segmented scan, dc_chunk_apply): per segment and
+//     component, the running sum of the DC differences, in block order.
 // Exactness: the decoding rules are libjpeg-turbo's (jdhuff.c decode_mcu_slow/_fast): a run
 // past coefficient 63 writes coefficient 63 and ends the block; DC sums wrap as unsigned int
 // and are stored as 16-bit; bits past a segment's end read as zeros.
@@ -295,11 +295,29 @@ PIXPATH_HD WriteResult write_subsequence(const ScanTables& t, const uint8_t* byt
   return r;
 }
 
-// Step 6, one segment: its blocks [first_block, first_block + block_count) hold DC
-// differences; they become DC values (libjpeg's last_dc_val, reset at each restart).
-PIXPATH_HD void undo_dc_prediction(const BlockLayout& l, uint64_t first_block,
-                                   uint64_t block_count, int16_t* out) {
-  uint32_t last[4] = {0, 0, 0, 0};
+// Step 6, DC prediction (libjpeg's last_dc_val, reset at each restart): the DC differences
+// become DC values, a running sum per component in block order within each segment. In
+// parallel over chunks of blocks that do not cross a segment boundary (kDcChunkMcus MCUs):
+//  6a dc_chunk_sums: each chunk's sum of differences per component;
+//  6b an exclusive scan of the chunk sums per component, restarting at each segment's first
+//     chunk (serial in the CPU reference, one block of threads on the GPU);
+//  6c dc_chunk_apply: each chunk rewrites its DC coefficients from its prefix.
+// Sums wrap as uint32 (libjpeg-turbo's unsigned DC arithmetic), so any grouping gives the same
+// values as one serial pass.
+inline constexpr uint32_t kDcChunkMcus = 16;
+
+PIXPATH_HD void dc_chunk_sums(const BlockLayout& l, uint64_t first_block, uint32_t block_count,
+                              const int16_t* out, uint32_t sums[4]) {
+  sums[0] = sums[1] = sums[2] = sums[3] = 0;
+  for (uint64_t b = first_block; b < first_block + block_count; ++b) {
+    const uint32_t c = l.block_component[b % l.blocks_per_mcu];
+    sums[c] += static_cast<uint32_t>(static_cast<int32_t>(out[block_coefficient_offset(l, b)]));
+  }
+}
+
+PIXPATH_HD void dc_chunk_apply(const BlockLayout& l, uint64_t first_block, uint32_t block_count,
+                               const uint32_t prefix[4], int16_t* out) {
+  uint32_t last[4] = {prefix[0], prefix[1], prefix[2], prefix[3]};
   for (uint64_t b = first_block; b < first_block + block_count; ++b) {
     const uint32_t c = l.block_component[b % l.blocks_per_mcu];
     int16_t& dc = out[block_coefficient_offset(l, b)];
