@@ -86,6 +86,35 @@ ScanTables build_scan_tables(const BaselineJpeg& jpeg) {
   return t;
 }
 
+Result<Upsampling> chroma_upsampling(const BaselineJpeg& jpeg) {
+  auto refuse = [](std::string reason) {
+    return Error(ErrorCode::Unsupported, "jpeg", "upsampling", std::move(reason));
+  };
+  if (jpeg.color == ColorModel::Gray && jpeg.component_count == 1) return Upsampling::None;
+  if (jpeg.color != ColorModel::YCbCr || jpeg.component_count != 3) {
+    return refuse(fmt::format("colour model {} with {} components", to_string(jpeg.color),
+                              jpeg.component_count));
+  }
+  const FrameComponent& y = jpeg.components[0];
+  const FrameComponent& cb = jpeg.components[1];
+  const FrameComponent& cr = jpeg.components[2];
+  if (cb.h != cr.h || cb.v != cr.v || y.h != jpeg.hmax || y.v != jpeg.vmax) {
+    return refuse(fmt::format("sampling {}x{},{}x{},{}x{}", y.h, y.v, cb.h, cb.v, cr.h, cr.v));
+  }
+  const int hr = y.h / cb.h, vr = y.v / cb.v;
+  if (hr * cb.h != y.h || vr * cb.v != y.v || hr > 2 || vr > 2) {
+    return refuse(fmt::format("chroma ratio {}x{} / {}x{}", y.h, y.v, cb.h, cb.v));
+  }
+  if (hr == 2 && cb.sample_width <= 2) {
+    return refuse(fmt::format("chroma {} samples wide (libjpeg-turbo upsamples it by replication)",
+                              cb.sample_width));
+  }
+  if (hr == 1 && vr == 1) return Upsampling::None;
+  if (hr == 2 && vr == 1) return Upsampling::H2V1;
+  if (hr == 1 && vr == 2) return Upsampling::H1V2;
+  return Upsampling::H2V2;
+}
+
 Result<CoefficientImage> decode_coefficients_parallel(std::span<const uint8_t> data,
                                                       const BaselineJpeg& jpeg,
                                                       const ParallelDecodeOptions& options,

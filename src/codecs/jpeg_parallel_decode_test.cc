@@ -3,6 +3,7 @@
 #include "pixpath/codecs/jpeg_parallel_decode.h"
 
 #include <gtest/gtest.h>
+#include <turbojpeg.h>
 
 #include "pixpath/codecs/jpeg_idct_kernels.h"
 
@@ -120,7 +121,44 @@ std::vector<uint8_t> encode(const std::vector<uint8_t>& px, int w, int h,
   return j;
 }
 
-// Decodes `file` both ways; returns a description of the first difference ("" when equal).
+// Planes -> RGBA with jpeg_color_kernels.h against tjDecompress2; "" when identical (or when
+// the picture is not gray/YCbCr with a supported upsampling: nothing to compare).
+std::string compare_rgba_with_turbojpeg(const std::vector<uint8_t>& file, const BaselineJpeg& j,
+                                        const CoefficientImage& img) {
+  auto up = chroma_upsampling(j);
+  if (!up.ok()) return "";
+  const auto planes = idct_planes(img, j, installed_arithmetic());
+  SamplePlane sp[3];
+  for (int c = 0; c < j.component_count; ++c) {
+    sp[c] = SamplePlane{planes[size_t(c)].data(), img.blocks_w[size_t(c)] * 8,
+                        j.components[size_t(c)].sample_width, j.components[size_t(c)].sample_height};
+  }
+  const int w = j.width, h = j.height;
+  std::vector<uint8_t> tj(size_t(w) * size_t(h) * 4);
+  tjhandle t = tjInitDecompress();
+  const int rc = tjDecompress2(t, file.data(), (unsigned long)file.size(), tj.data(), w, w * 4, h,
+                               TJPF_RGBA, 0);
+  tjDestroy(t);
+  if (rc != 0) return "tjDecompress2 failed";
+  const bool gray = j.component_count == 1;
+  for (int y = 0; y < h; ++y) {
+    for (int x = 0; x < w; ++x) {
+      uint8_t px[4];
+      jpeg_pixel_rgba(sp[0], gray ? nullptr : &sp[1], gray ? nullptr : &sp[2], *up, x, y, px);
+      const uint8_t* ref = tj.data() + (size_t(y) * size_t(w) + size_t(x)) * 4;
+      for (int k = 0; k < 4; ++k) {
+        if (px[k] != ref[k]) {
+          return "RGBA (" + std::to_string(x) + "," + std::to_string(y) + ")[" + std::to_string(k) +
+                 "]: " + std::to_string(px[k]) + " != tjDecompress2 " + std::to_string(ref[k]);
+        }
+      }
+    }
+  }
+  return "";
+}
+
+// Decodes `file` both ways (coefficients against jpeg_read_coefficients, IDCT against
+// jpeg_read_raw_data, RGBA against tjDecompress2); the first difference, "" when equal.
 std::string compare_with_libjpeg(const std::vector<uint8_t>& file, uint32_t subsequence_bits,
                                  ParallelDecodeStats* stats = nullptr) {
   LibjpegCoefficients ref;
@@ -153,7 +191,9 @@ std::string compare_with_libjpeg(const std::vector<uint8_t>& file, uint32_t subs
       }
     }
   }
-  return "";
+  const std::string idct = compare_idct_with_libjpeg(file, *img, *parsed, installed_arithmetic());
+  if (!idct.empty()) return idct;
+  return compare_rgba_with_turbojpeg(file, *parsed, *img);
 }
 
 // The brief's sweep: quality 1..100 x 4:4:4/4:2:2/4:2:0/gray x restart on/off x screen/noise,

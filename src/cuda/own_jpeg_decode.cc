@@ -10,7 +10,6 @@
 
 #include "own_jpeg_kernels.h"
 #include "pixpath/codecs/jpeg_parallel_decode.h"
-#include "ycc_to_rgba.h"
 
 namespace pixpath::cuda::own_jpeg {
 namespace {
@@ -287,38 +286,16 @@ Result<PlanesOut> decode_to_planes(std::span<const uint8_t> data, const Baseline
 
 Result<void> planes_to_rgba(const BaselineJpeg& jpeg, const PlanesOut& planes, uint8_t* rgba,
                             size_t rgba_pitch, cudaStream_t stream) {
-  ConvertJob job;
+  PIXPATH_TRY(const Upsampling up, chroma_upsampling(jpeg));
   auto plane = [&](int c) {
     const FrameComponent& fc = jpeg.components[size_t(c)];
-    return PlaneIn{planes.plane[c], planes.pitch[c], fc.sample_width, fc.sample_height};
+    return SamplePlane{planes.plane[c], uint32_t(planes.pitch[c]), fc.sample_width,
+                       fc.sample_height};
   };
-  job.y = plane(0);
-  if (jpeg.color == ColorModel::Gray) {
-    job.layout = ChromaLayout::kGray;
-  } else if (jpeg.color == ColorModel::YCbCr && jpeg.component_count == 3) {
-    const auto& y = jpeg.components[0];
-    const auto& cb = jpeg.components[1];
-    const auto& cr = jpeg.components[2];
-    if (cb.h != 1 || cb.v != 1 || cr.h != 1 || cr.v != 1) {
-      return gpu_error(ErrorCode::Unsupported, "chroma sampling factors other than 1x1");
-    }
-    if (y.h == 1 && y.v == 1) job.layout = ChromaLayout::k444;
-    else if (y.h == 2 && y.v == 1) job.layout = ChromaLayout::k422;
-    else if (y.h == 1 && y.v == 2) job.layout = ChromaLayout::k440;
-    else if (y.h == 2 && y.v == 2) job.layout = ChromaLayout::k420;
-    else return gpu_error(ErrorCode::Unsupported, fmt::format("luma sampling {}x{}", y.h, y.v));
-    job.cb = plane(1);
-    job.cr = plane(2);
-  } else {
-    return gpu_error(ErrorCode::Unsupported,
-                     fmt::format("colour model {} with {} components", to_string(jpeg.color),
-                                 jpeg.component_count));
-  }
-  job.width = jpeg.width;
-  job.height = jpeg.height;
-  job.out = rgba;
-  job.out_pitch = rgba_pitch;
-  OWN_CUDA_TRY("convert", launch_ycc_to_rgba(job, stream));
+  const bool gray = jpeg.component_count == 1;
+  OWN_CUDA_TRY("convert", launch_rgba(plane(0), gray ? SamplePlane{} : plane(1),
+                                      gray ? SamplePlane{} : plane(2), up, jpeg.width, jpeg.height,
+                                      rgba, rgba_pitch, stream));
   return ok();
 }
 

@@ -2,7 +2,9 @@
 // pixpath/codecs/jpeg_entropy_kernels.h (self-synchronising parallel Huffman decoding after
 // Weißenberger & Schmidt) as CUDA kernels, one thread per subsequence, then dequantisation +
 // islow IDCT (pixpath/codecs/jpeg_idct_kernels.h, libjpeg-turbo's C or SIMD arithmetic) into
-// component planes, then ycc_to_rgba.cu (fancy upsampling + jdcolor.c) into RGBA.
+// component planes, then jpeg_color_kernels.h (fancy upsampling + jdcolor.c) into RGBA. Every
+// step's arithmetic is shared with the CPU tests (codecs_jpeg_parallel_test), which find it
+// equal to libjpeg-turbo's coefficients, IDCT samples and tjDecompress2's pixels.
 // NOT wired into the module's routing yet: built as pixpath_own_jpeg (static) for its GPU test.
 //
 // What still waits on the host (to be removed before it is routed): each synchronisation
@@ -89,7 +91,7 @@ Result<PlanesOut> decode_to_planes(std::span<const uint8_t> data,
                                    Report* report = nullptr);
 
 // Queues planes -> RGBA (width x height, rgba_pitch bytes per row) on `stream`. Gray and
-// YCbCr pictures with 4:4:4, 4:2:2, 4:4:0 and 4:2:0 sampling.
+// YCbCr pictures with 4:4:4, 4:2:2, 4:4:0 and 4:2:0 sampling (chroma_upsampling's refusals).
 Result<void> planes_to_rgba(const codecs::jpeg::BaselineJpeg& jpeg, const PlanesOut& planes,
                             uint8_t* rgba, size_t rgba_pitch, cudaStream_t stream);
 

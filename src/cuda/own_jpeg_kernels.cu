@@ -199,6 +199,20 @@ __global__ void idct_kernel(const int16_t* coefficients, uint32_t blocks_w, uint
                                  arithmetic);
 }
 
+__global__ void rgba_kernel(codecs::jpeg::SamplePlane luma, codecs::jpeg::SamplePlane cb,
+                            codecs::jpeg::SamplePlane cr, codecs::jpeg::Upsampling upsampling,
+                            int width, int height, uint8_t* out, size_t pitch) {
+  const int x = int(blockIdx.x * blockDim.x + threadIdx.x);
+  const int y = int(blockIdx.y * blockDim.y + threadIdx.y);
+  if (x >= width || y >= height) return;
+  const bool gray = cb.data == nullptr;
+  uint8_t px[4];
+  codecs::jpeg::jpeg_pixel_rgba(luma, gray ? nullptr : &cb, gray ? nullptr : &cr, upsampling, x,
+                                y, px);
+  *reinterpret_cast<uchar4*>(out + uint64_t(y) * pitch + uint64_t(x) * 4) =
+      make_uchar4(px[0], px[1], px[2], px[3]);
+}
+
 // 64 bytes per decode, on the current device (constant memory is per device).
 cudaError_t natural_table(cudaStream_t stream) {
   return cudaMemcpyToSymbolAsync(c_natural, kZigzagToNatural.data(), 64, 0,
@@ -265,6 +279,20 @@ cudaError_t launch_idct(const int16_t* coefficients, uint32_t blocks_w, uint32_t
   const uint64_t n = uint64_t(blocks_w) * blocks_h;
   if (!n) return cudaSuccess;
   idct_kernel<<<blocks_for(n), kThreads, 0, stream>>>(coefficients, blocks_w, blocks_h, quant, plane, pitch, arithmetic);
+  return cudaGetLastError();
+}
+
+}  // namespace pixpath::cuda::own_jpeg
+
+namespace pixpath::cuda::own_jpeg {
+
+cudaError_t launch_rgba(codecs::jpeg::SamplePlane luma, codecs::jpeg::SamplePlane cb,
+                        codecs::jpeg::SamplePlane cr, codecs::jpeg::Upsampling upsampling,
+                        int width, int height, uint8_t* out, size_t pitch, cudaStream_t stream) {
+  if (width <= 0 || height <= 0) return cudaSuccess;
+  const dim3 block(32, 8);
+  const dim3 grid(unsigned((width + 31) / 32), unsigned((height + 7) / 8));
+  rgba_kernel<<<grid, block, 0, stream>>>(luma, cb, cr, upsampling, width, height, out, pitch);
   return cudaGetLastError();
 }
 

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 
+#include "pixpath/codecs/jpeg_color_kernels.h"
 #include "pixpath/codecs/jpeg_entropy_kernels.h"
 #include "pixpath/codecs/jpeg_idct_kernels.h"
 
@@ -67,5 +68,11 @@ cudaError_t launch_dc(const ScanTables* tables, const DcChunks& chunks, uint32_t
 cudaError_t launch_idct(const int16_t* coefficients, uint32_t blocks_w, uint32_t blocks_h,
                         const uint16_t* quant, uint8_t* plane, uint32_t pitch,
                         codecs::jpeg::IdctArithmetic arithmetic, cudaStream_t stream);
+
+// Planes -> RGBA (jpeg_color_kernels.h): width x height pixels, `pitch` bytes per row. cb/cr
+// with null data: gray.
+cudaError_t launch_rgba(codecs::jpeg::SamplePlane luma, codecs::jpeg::SamplePlane cb,
+                        codecs::jpeg::SamplePlane cr, codecs::jpeg::Upsampling upsampling,
+                        int width, int height, uint8_t* out, size_t pitch, cudaStream_t stream);
 
 }  // namespace pixpath::cuda::own_jpeg

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "pixpath/codecs/jpeg_baseline_parse.h"
+#include "pixpath/codecs/jpeg_color_kernels.h"
 #include "pixpath/codecs/jpeg_entropy_kernels.h"
 #include "pixpath/core/result.h"
 
@@ -61,5 +62,11 @@ Result<CoefficientImage> decode_coefficients_parallel(std::span<const uint8_t> d
                                                       const BaselineJpeg& jpeg,
                                                       const ParallelDecodeOptions& options = {},
                                                       ParallelDecodeStats* stats = nullptr);
+
+// How the chroma planes of `jpeg` are upsampled to RGB (jpeg_color_kernels.h), as libjpeg-turbo
+// chooses it; Upsampling::None for gray. Unsupported (stage "upsampling"): colour models other
+// than gray and YCbCr, Cb and Cr sampled differently, ratios other than 1, 2x1, 1x2 and 2x2,
+// and chroma planes 1 or 2 samples wide (libjpeg-turbo then switches to box filters).
+Result<Upsampling> chroma_upsampling(const BaselineJpeg& jpeg);
 
 }  // namespace pixpath::codecs::jpeg
