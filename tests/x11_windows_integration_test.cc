@@ -52,8 +52,11 @@ void send_wm_delete(const std::string& display, const std::string& xid_hex) {
   ev.window = uint32_t(std::stoul(xid_hex, nullptr, 16));
   ev.type = atom("WM_PROTOCOLS");
   ev.data.data32[0] = atom("WM_DELETE_WINDOW");
-  xcb_send_event(c, 0, ev.window, XCB_EVENT_MASK_NO_EVENT, reinterpret_cast<const char*>(&ev));
-  xcb_flush(c);
+  // Checked: the round trip makes sure the server handled it before we disconnect.
+  xcb_generic_error_t* e = xcb_request_check(
+      c, xcb_send_event_checked(c, 0, ev.window, XCB_EVENT_MASK_NO_EVENT, reinterpret_cast<const char*>(&ev)));
+  EXPECT_EQ(e, nullptr) << "SendEvent failed";
+  std::free(e);
   xcb_disconnect(c);
 }
 
@@ -81,7 +84,7 @@ TEST_P(X11Attach, WindowsLikeTheServersWithKeyboardPointerAndClose) {
   std::string why;
   ASSERT_TRUE(client.start(&why)) << why;
   const int cd = std::stoi(client.display().substr(1));
-  BackgroundProcess p({pixpath_binary(), "attach", live->url(), "--backing", "x11", "--json", "--exit-after", "60"},
+  BackgroundProcess p({pixpath_binary(), "-v", "attach", live->url(), "--backing", "x11", "--json", "--exit-after", "90"},
                       tmp.path, {{"DISPLAY", client.display()}});
 
   // Placed and titled like the server's windows.
@@ -150,10 +153,12 @@ TEST_P(X11Attach, WindowsLikeTheServersWithKeyboardPointerAndClose) {
   EXPECT_TRUE(eventually([&] { return !find_x_window(live->display(), tmp.path, kInput); }, 15s))
       << "the server's xterm is still there";
   EXPECT_TRUE(eventually([&] { return !find_x_window(cd, tmp.path, kInput); }, 10s))
-      << "the client's window is still there";
+      << "the client's window is still there (closed " << input->xid << "); client display:\n"
+      << run_process({"xwininfo", "-display", display, "-root", "-tree"}, tmp.path, 10s).out;
 
   p.signal(SIGINT);
   auto r = p.wait(60s);
+  if (HasFailure()) std::fprintf(stderr, "pixpath attach said:\n%s\n", r.err.c_str());
   ASSERT_FALSE(r.timed_out) << r.err;
   EXPECT_EQ(r.exit_code, 0) << r.err;
   const auto s = parse_summary(r);

@@ -1,5 +1,9 @@
 #include "x11_windows.h"
 
+#include <fmt/format.h>
+
+#include "pixpath/core/log.h"
+
 namespace pixpath::tools {
 
 xpra::Keymap X11Windows::keymap(const x11::KeyboardDescription& kb) {
@@ -55,7 +59,8 @@ void X11Windows::on_raise(int64_t wid) {
 void X11Windows::send(const xpra::Value& packet) {
   client::ClientPipeline* p = pipeline_.load();
   if (!p) return;
-  (void)p->session().send_packet(packet);  // a failed send ends the session, which says why
+  if (auto sent = p->session().send_packet(packet); !sent.ok())  // the session then ends, saying why
+    PIXPATH_LOG(LogLevel::Debug, "input not sent: {}", sent.error().message());
 }
 
 Result<void> X11Windows::pump() {
@@ -110,6 +115,8 @@ Result<void> X11Windows::pump() {
           k.x = e.root_x, k.y = e.root_y, k.w = e.w, k.h = e.h;
         }
         if (override_redirect) break;  // menus and tooltips are placed by the server only
+        PIXPATH_LOG(LogLevel::Debug, "window {}: the user moved/resized it to {}x{}+{}+{}", e.wid, e.w, e.h,
+                    e.root_x, e.root_y);
         send(xpra::configure_window_packet(e.wid, e.root_x, e.root_y, e.w, e.h));
         if (resize) {
           if (client::ClientPipeline* p = pipeline_.load()) p->engine().window_resize(e.wid, e.w, e.h);
@@ -118,6 +125,7 @@ Result<void> X11Windows::pump() {
         break;
       }
       case x11::EventKind::Close:
+        PIXPATH_LOG(LogLevel::Debug, "window {}: the user closed it, asking the server to close it", e.wid);
         send(xpra::close_window_packet(e.wid));
         counts_.closes++;
         break;
