@@ -18,6 +18,13 @@ if(PIXPATH_WITH_GL)
   pkg_check_modules(GLFW REQUIRED IMPORTED_TARGET glfw3)
 endif()
 
+# The X11 shared-memory backing (no GL): xcb with MIT-SHM, and libX11 for keysym names.
+option(PIXPATH_WITH_X11 "Build the X11 shared-memory backing (xcb, xcb-shm)" ON)
+if(PIXPATH_WITH_X11)
+  pkg_check_modules(XCB REQUIRED IMPORTED_TARGET xcb xcb-shm)
+  pkg_check_modules(X11 REQUIRED IMPORTED_TARGET x11)
+endif()
+
 # CUDA is optional: the GPU module is its own shared library, loaded at run time.
 set(PIXPATH_HAVE_CUDA OFF)
 if(NOT PIXPATH_WITH_CUDA STREQUAL "OFF")

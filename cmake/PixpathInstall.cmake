@@ -41,7 +41,7 @@ install(TARGETS ${_pixpath_targets} EXPORT pixpathTargets
   INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 
 # The headers by folder, so that a header moving between areas needs no change here.
-set(_pixpath_header_excludes)
+set(_pixpath_header_excludes PATTERN x11 EXCLUDE)  # pixpath_x11 is not installed (yet)
 if(NOT TARGET pixpath_gl)
   set(_pixpath_header_excludes PATTERN gl EXCLUDE)
 endif()

@@ -210,7 +210,7 @@ TEST_P(AttachBoth, SigintDisconnectsCleanly) {
   EXPECT_TRUE(std::filesystem::exists((*w)["snapshot"].get<std::string>()));
 }
 
-// Windowed (no --headless, DISPLAY set): the GL backing shows each xpra window as an X11 window
+// Windowed (no --headless, DISPLAY set, --backing gl-window): the GL backing shows each xpra window as an X11 window
 // on the client's display, and the static xterm's window there holds exactly the pixels the
 // server's display shows (rgb24 is lossless; the GL backing presents without scaling).
 TEST(Attach, WindowedOnAClientDisplayShowsTheSamePixels) {
@@ -226,7 +226,8 @@ TEST(Attach, WindowedOnAClientDisplayShowsTheSamePixels) {
   std::string why;
   ASSERT_TRUE(client.start(&why)) << why;
   const int client_display = std::stoi(client.display().substr(1));
-  BackgroundProcess p({pixpath_binary(), "attach", live->url(), "--json", "--exit-after", "45"},
+  BackgroundProcess p({pixpath_binary(), "attach", live->url(), "--backing", "gl-window", "--json",
+                       "--exit-after", "45"},
                       tmp.path, {{"DISPLAY", client.display()}});
   // xpra maps a window on its own display only while a client shows it: capture it now. The
   // xterm's title may stand on more than one X window (its shell and its frame): take the one

@@ -14,20 +14,6 @@ Error backing_error(ErrorCode code, std::string_view stage, std::string reason) 
   return Error(code, "cpu backing", std::string(stage), std::move(reason));
 }
 
-Result<Picture> black_framebuffer(int w, int h) {
-  if (w <= 0 || h <= 0)
-    return backing_error(ErrorCode::InvalidArgument, "create window",
-                         "size " + std::to_string(w) + "x" + std::to_string(h) + " is empty");
-  PIXPATH_TRY(Picture fb, Picture::allocate(CpuBacking::kFormat, w, h));
-  PIXPATH_TRY(PictureView v, fb.write());
-  const auto& p = v.plane(0);
-  for (int y = 0; y < h; ++y) {
-    uint32_t* row = reinterpret_cast<uint32_t*>(p.unchecked_row(y));
-    std::fill(row, row + w, 0xFF000000u);  // B, G, R = 0, X = 0xFF
-  }
-  return fb;
-}
-
 // Intersection of [x, x + rw) x [y, y + rh) with [0, w) x [0, h). In 64 bits: any int
 // coordinates and offsets may come in (x + rw, src.x + dx overflowed int before; found by
 // fuzz_scroll, tests/data/regressions/scroll/).
@@ -39,6 +25,28 @@ Rect clip(int64_t x, int64_t y, int64_t rw, int64_t rh, int w, int h) {
 }
 
 }  // namespace
+
+Result<Picture> CpuBacking::black_framebuffer(int w, int h) {
+  if (w <= 0 || h <= 0)
+    return backing_error(ErrorCode::InvalidArgument, "create window",
+                         "size " + std::to_string(w) + "x" + std::to_string(h) + " is empty");
+  Picture fb;
+  if (options_.allocate) {
+    PIXPATH_TRY(fb, options_.allocate(w, h));
+    if (fb.format() != kFormat || fb.width() != w || fb.height() != h)
+      return backing_error(ErrorCode::Internal, "create window",
+                           "the framebuffer allocator returned a picture of another format or size");
+  } else {
+    PIXPATH_TRY(fb, Picture::allocate(kFormat, w, h));
+  }
+  PIXPATH_TRY(PictureView v, fb.write());
+  const auto& p = v.plane(0);
+  for (int y = 0; y < h; ++y) {
+    uint32_t* row = reinterpret_cast<uint32_t*>(p.unchecked_row(y));
+    std::fill(row, row + w, 0xFF000000u);  // B, G, R = 0, X = 0xFF
+  }
+  return fb;
+}
 
 Result<CpuBacking::Window*> CpuBacking::find(int64_t wid, std::string_view stage) {
   auto it = windows_.find(wid);
@@ -58,7 +66,15 @@ Result<CpuBacking::Window*> CpuBacking::find_idle(int64_t wid, std::string_view 
 
 Result<PictureView> CpuBacking::writable(Window& win) {
   if (!win.framebuffer.writable()) {
-    PIXPATH_TRY(win.framebuffer, std::move(win.framebuffer).make_writable());
+    if (options_.allocate) {  // the copy goes into the presenter's memory too
+      PIXPATH_TRY(Picture fb, options_.allocate(win.framebuffer.width(), win.framebuffer.height()));
+      PIXPATH_TRY(ConstPictureView s, win.framebuffer.read());
+      PIXPATH_TRY(PictureView d, fb.write());
+      PIXPATH_CHECK(copy_pixels(s, d));
+      win.framebuffer = std::move(fb);
+    } else {
+      PIXPATH_TRY(win.framebuffer, std::move(win.framebuffer).make_writable());
+    }
   }
   return win.framebuffer.write();
 }
@@ -69,6 +85,7 @@ Result<void> CpuBacking::create_window(int64_t wid, int w, int h) {
                          "window " + std::to_string(wid) + " exists");
   PIXPATH_TRY(Picture fb, black_framebuffer(w, h));
   windows_[wid].framebuffer = std::move(fb);
+  changed(wid, {0, 0, w, h});
   return ok();
 }
 
@@ -83,6 +100,7 @@ Result<void> CpuBacking::resize_window(int64_t wid, int w, int h) {
   PIXPATH_TRY(PictureView d, crop_view(dst, 0, 0, cw, ch));
   PIXPATH_CHECK(copy_pixels(s, d));
   win->framebuffer = std::move(fb);
+  changed(wid, {0, 0, w, h});
   return ok();
 }
 
@@ -119,11 +137,12 @@ Result<DirectTarget> CpuBacking::begin_direct(int64_t wid, Rect r) {
   return DirectTarget{wid, r, v, next_token_++};
 }
 
-Result<void> CpuBacking::end_direct(DirectTarget target, bool /*written*/) {
+Result<void> CpuBacking::end_direct(DirectTarget target, bool written) {
   PIXPATH_TRY(Window * win, find(target.wid, "end direct"));
   if (win->open_targets <= 0)
     return backing_error(ErrorCode::InvalidArgument, "end direct", "no target is open");
   win->open_targets--;
+  if (written) changed(target.wid, target.rect);
   return ok();
 }
 
@@ -146,8 +165,9 @@ Result<void> CpuBacking::paint(int64_t wid, int x, int y, const Picture& picture
     PIXPATH_TRY(ConstPictureView s,
                 crop_view(src, dst_rect.x - x, dst_rect.y - y, dst_rect.w, dst_rect.h));
     PIXPATH_TRY(PictureView d, crop_view(all, dst_rect.x, dst_rect.y, dst_rect.w, dst_rect.h));
-    if (s.format == kFormat) return copy_pixels(s, d);
-    return convert_pixels(s, d);
+    PIXPATH_CHECK(s.format == kFormat ? copy_pixels(s, d) : convert_pixels(s, d));
+    changed(wid, dst_rect);
+    return ok();
   }
   // Scaled: bring the source to the framebuffer's format, scale into a w x h picture, then
   // copy the visible part (scaling straight into the framebuffer when nothing is clipped).
@@ -161,7 +181,9 @@ Result<void> CpuBacking::paint(int64_t wid, int x, int y, const Picture& picture
   }
   if (dst_rect == Rect{x, y, w, h}) {
     PIXPATH_TRY(PictureView d, crop_view(all, x, y, w, h));
-    return scale_pixels(s, d);
+    PIXPATH_CHECK(scale_pixels(s, d));
+    changed(wid, dst_rect);
+    return ok();
   }
   PIXPATH_TRY(Picture full, Picture::allocate(kFormat, w, h));
   PIXPATH_TRY(PictureView fv, full.write());
@@ -170,7 +192,9 @@ Result<void> CpuBacking::paint(int64_t wid, int x, int y, const Picture& picture
   PIXPATH_TRY(ConstPictureView part,
               crop_view(fs, dst_rect.x - x, dst_rect.y - y, dst_rect.w, dst_rect.h));
   PIXPATH_TRY(PictureView d, crop_view(all, dst_rect.x, dst_rect.y, dst_rect.w, dst_rect.h));
-  return copy_pixels(part, d);
+  PIXPATH_CHECK(copy_pixels(part, d));
+  changed(wid, dst_rect);
+  return ok();
 }
 
 Result<void> CpuBacking::scroll(int64_t wid, std::span<const ScrollRect> rects) {
@@ -196,6 +220,7 @@ Result<void> CpuBacking::scroll(int64_t wid, std::span<const ScrollRect> rects) 
     else
       for (int i = dst.h - 1; i >= 0; --i) move_row(i);
     count_copy(static_cast<int64_t>(bytes) * dst.h);
+    changed(wid, dst);
     return ok();
   }
   // Several rectangles. Phase 1: copy every source rectangle (clipped to the window and to where its destination
@@ -228,6 +253,7 @@ Result<void> CpuBacking::scroll(int64_t wid, std::span<const ScrollRect> rects) 
     PIXPATH_TRY(ConstPictureView s, m.pixels.read());
     PIXPATH_TRY(PictureView d, crop_view(all, m.dst_x, m.dst_y, s.width, s.height));
     PIXPATH_CHECK(copy_pixels(s, d));
+    changed(wid, {m.dst_x, m.dst_y, s.width, s.height});
   }
   return ok();
 }

@@ -186,5 +186,48 @@ TEST(CpuBacking, SingleRectScrollInPlaceBothDirections) {
   for (int y = 0; y < 4; ++y) EXPECT_EQ(testing::window_pixel(b, 1, 3, y), coords(3, y + 2));
 }
 
+// A presenter's allocator holds every framebuffer (new, resized, and the copy a snapshot forces)
+// and hears every changed rectangle, clipped to the window.
+TEST(CpuBacking, PresenterAllocatesFramebuffersAndHearsChanges) {
+  int allocations = 0;
+  std::vector<std::pair<int64_t, Rect>> changes;
+  CpuBackingOptions o;
+  o.allocate = [&](int w, int h) {
+    ++allocations;
+    return Picture::allocate(CpuBacking::kFormat, w, h, {.stride = size_t(w) * 4});
+  };
+  o.changed = [&](int64_t wid, Rect r) { changes.emplace_back(wid, r); };
+  CpuBacking b(std::move(o));
+  ASSERT_TRUE(b.create_window(1, 8, 6).ok());
+  EXPECT_EQ(allocations, 1);
+  ASSERT_EQ(changes.size(), 1u);
+  EXPECT_EQ(changes.back().second, (Rect{0, 0, 8, 6}));
+  ASSERT_TRUE(b.paint(1, 6, 4, bgrx_picture(4, 4, coords)).ok());
+  EXPECT_EQ(changes.back().second, (Rect{6, 4, 2, 2}));  // clipped
+  std::vector<ScrollRect> up = {{0, 2, 8, 4, 0, -2}};
+  ASSERT_TRUE(b.scroll(1, up).ok());
+  EXPECT_EQ(changes.back().second, (Rect{0, 0, 8, 4}));
+  auto t = b.begin_direct(1, {1, 1, 2, 2});
+  ASSERT_TRUE(t.ok());
+  const size_t before = changes.size();
+  ASSERT_TRUE(b.end_direct(std::move(*t), false).ok());
+  EXPECT_EQ(changes.size(), before) << "an unwritten target changes nothing";
+  t = b.begin_direct(1, {1, 1, 2, 2});
+  ASSERT_TRUE(b.end_direct(std::move(*t), true).ok());
+  EXPECT_EQ(changes.back().second, (Rect{1, 1, 2, 2}));
+  // A live snapshot: the next write copies into the presenter's memory, not the heap.
+  auto snap = b.snapshot(1);
+  ASSERT_TRUE(snap.ok());
+  const void* shown = b.framebuffer(1)->plane(0).storage->data();
+  ASSERT_TRUE(b.paint(1, 0, 0, bgrx_picture(1, 1, coords)).ok());
+  EXPECT_EQ(allocations, 2);
+  EXPECT_NE(b.framebuffer(1)->plane(0).storage->data(), shown);
+  EXPECT_EQ(b.framebuffer(1)->plane(0).stride, size_t(8) * 4);
+  ASSERT_TRUE(b.resize_window(1, 10, 3).ok());
+  EXPECT_EQ(allocations, 3);
+  EXPECT_EQ(changes.back().second, (Rect{0, 0, 10, 3}));
+  EXPECT_EQ(testing::window_pixel(b, 1, 0, 0), coords(0, 0));
+}
+
 }  // namespace
 }  // namespace pixpath::paint

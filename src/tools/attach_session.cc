@@ -16,7 +16,15 @@
 
 #include <nlohmann/json.hpp>
 
+#include <poll.h>
+#include <sys/eventfd.h>
+
+#include <cctype>
+
+#include <fmt/format.h>
+
 #include "pixpath/client/client_pipeline.h"
+#include "pixpath/core/log.h"
 #include "pixpath/codecs/registry.h"
 #include "pixpath/paint/backing_registry.h"
 #include "pixpath/paint/paint_engine.h"
@@ -24,9 +32,21 @@
 #include "recording_observer.h"
 #include "session_summary.h"
 #include "snapshot_observer.h"
+#if PIXPATH_HAVE_X11
+#include "x11_windows.h"
+#endif
+#if PIXPATH_HAVE_GL
+#include "pixpath/gl/gl_backing.h"
+#endif
 
 namespace pixpath::tools {
 namespace {
+
+#if !PIXPATH_HAVE_X11
+struct X11Windows {  // no X11 backing in this build
+  void set_pipeline(client::ClientPipeline*) {}
+};
+#endif
 
 using Clock = std::chrono::steady_clock;
 using namespace std::chrono_literals;
@@ -56,6 +76,60 @@ class SignalScope {
 
 double seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
 
+bool has_backing(const std::string& name) {
+  const auto names = paint::backing_names();
+  return std::find(names.begin(), names.end(), name) != names.end();
+}
+
+// Whether a GL renderer name is a software rasterizer (Mesa's llvmpipe, softpipe, swrast).
+bool software_renderer(std::string renderer) {
+  std::transform(renderer.begin(), renderer.end(), renderer.begin(), [](unsigned char c) { return std::tolower(c); });
+  for (const char* s : {"llvmpipe", "softpipe", "swrast", "software"})
+    if (renderer.find(s) != std::string::npos) return true;
+  return false;
+}
+
+Result<std::unique_ptr<paint::Backing>> open_x11(X11Windows& glue) {
+#if PIXPATH_HAVE_X11
+  x11::X11BackingOptions xo;
+  xo.hints = [&glue](int64_t wid) { return glue.hints(wid); };
+  PIXPATH_TRY(auto b, x11::X11Backing::create(xo));
+  return std::unique_ptr<paint::Backing>(std::move(b));
+#else
+  (void)glue;
+  return Error(ErrorCode::Unavailable, "backing", "create", "no x11 backing in this build");
+#endif
+}
+
+// The windowed backing --backing names (see AttachOptions::backing).
+Result<std::unique_ptr<paint::Backing>> open_window_backing(const AttachOptions& o, X11Windows& glue,
+                                                            std::ostream& err) {
+  const std::string who = "pixpath " + o.command + ": ";
+  if (o.backing == "x11") return open_x11(glue);
+  if (o.backing == "gl-window") return paint::make_backing("gl-window");
+  // auto
+  if (has_backing("gl-window")) {
+    auto gl = paint::make_backing("gl-window");
+#if PIXPATH_HAVE_GL
+    std::string renderer;
+    if (gl.ok()) {
+      if (auto* g = dynamic_cast<gl::GlBacking*>(gl->get())) renderer = g->context()->info().renderer;
+    }
+    if (gl.ok() && !software_renderer(renderer)) return gl;
+    if (gl.ok()) {
+      PIXPATH_LOG(LogLevel::Info, "GL renders in software ({}): showing windows through X11 shared memory", renderer);
+    } else {
+      PIXPATH_LOG(LogLevel::Info, "no GL windows ({}): showing windows through X11", gl.error().message());
+    }
+#endif
+    auto x = open_x11(glue);
+    if (x.ok() || !gl.ok()) return x;
+    err << who << "cannot show windows through X11 (" << x.error().message() << "); using GL\n";
+    return gl;
+  }
+  return open_x11(glue);
+}
+
 }  // namespace
 
 int run_attach_session(const AttachOptions& o, std::ostream& out, std::ostream& err) {
@@ -81,17 +155,10 @@ int run_attach_session(const AttachOptions& o, std::ostream& out, std::ostream& 
   }
   encodings.push_back("scroll");  // painted by the engine itself
 
-  // Windowed through the GL backing where a display exists, else headless on the CPU backing
-  // (silently without a display: that is the documented default, not a surprise).
-  std::string backing_name = "cpu";
+  // Windowed where a display exists (x11 or gl-window: choose_backing), else headless on the
+  // CPU backing (silently without a display: that is the documented default, not a surprise).
   const char* display = std::getenv("DISPLAY");
-  if (!o.headless && display && *display) {
-    const auto names = paint::backing_names();
-    if (std::find(names.begin(), names.end(), "gl-window") == names.end())
-      err << who << "no GL backing in this build; running headless (CPU backing)\n";
-    else
-      backing_name = "gl-window";
-  }
+  const bool windowed = !o.headless && display && *display;
   auto decoder_choice = paint::parse_decoder_choice(o.decoder);
   if (!decoder_choice.ok()) {
     err << who << decoder_choice.error().message() << "\n";
@@ -114,8 +181,10 @@ int run_attach_session(const AttachOptions& o, std::ostream& out, std::ostream& 
     }
     recording_file.emplace(std::move(*w));
   }
-  auto backing_or = paint::make_backing(backing_name);
-  if (!backing_or.ok() && backing_name != "cpu") {
+  X11Windows x11_windows;
+  auto backing_or = windowed ? open_window_backing(o, x11_windows, err)
+                             : paint::make_backing("cpu");
+  if (!backing_or.ok() && windowed && o.backing == "auto") {
     err << who << "cannot open windows (" << backing_or.error().message()
         << "); running headless (CPU backing)\n";
     backing_or = paint::make_backing("cpu");
@@ -139,6 +208,31 @@ int run_attach_session(const AttachOptions& o, std::ostream& out, std::ostream& 
 
   client::ClientPipelineOptions po;
   po.observers.push_back(&summary);
+#if PIXPATH_HAVE_X11
+  auto* x11_backing = dynamic_cast<x11::X11Backing*>(&backing);
+  if (x11_backing) {
+    x11_windows.set_backing(x11_backing);
+    po.observers.push_back(&x11_windows);
+    po.session.input = X11Windows::keymap(x11_backing->keyboard());
+  }
+#else
+  void* x11_backing = nullptr;
+#endif
+  // The UI loop sleeps in poll() on the X connection and on this eventfd, which the engine
+  // signals when it has UI work (windowed x11 only; else on the engine's own wait).
+  const int wake_fd = x11_backing ? ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC) : -1;
+  if (wake_fd >= 0) {
+    po.engine.wakeup = [wake_fd] {
+      const uint64_t one = 1;
+      [[maybe_unused]] ssize_t n = ::write(wake_fd, &one, sizeof one);
+    };
+  }
+  struct FdCloser {
+    int fd;
+    ~FdCloser() {
+      if (fd >= 0) ::close(fd);
+    }
+  } close_wake_fd{wake_fd};
   if (snapshots) po.observers.push_back(&*snapshots);
   if (recording) po.observers.push_back(&*recording);
   po.limits = o.limits;
@@ -174,6 +268,7 @@ int run_attach_session(const AttachOptions& o, std::ostream& out, std::ostream& 
   }
   client::ClientPipeline& pipeline = **pipeline_or;
   if (snapshots) snapshots->set_window_table(pipeline);
+  x11_windows.set_pipeline(&pipeline);
   if (auto ready = pipeline.wait_until_ready(std::chrono::milliseconds(
           static_cast<int64_t>(o.connect_timeout_s * 1000)));
       !ready.ok()) {
@@ -223,6 +318,21 @@ int run_attach_session(const AttachOptions& o, std::ostream& out, std::ostream& 
       status_line(false);
       next_status = now + status_every;
     }
+#if PIXPATH_HAVE_X11
+    if (x11_backing) {
+      if (auto pumped = x11_windows.pump(); !pumped.ok()) {
+        stop_reason = pumped.error().message();
+        break;
+      }
+      if (wake_fd >= 0) {
+        pollfd fds[2] = {{x11_backing->fd(), POLLIN, 0}, {wake_fd, POLLIN, 0}};
+        ::poll(fds, 2, 50);
+        uint64_t count;
+        [[maybe_unused]] ssize_t n = ::read(wake_fd, &count, sizeof count);
+        continue;
+      }
+    }
+#endif
     pipeline.wait_for_work(50ms);
   }
 

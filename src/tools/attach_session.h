@@ -40,8 +40,12 @@ struct AttachOptions {
   std::string packet_encoder = "auto";  // auto (rencodeplus, then bencode), rencodeplus, bencode
   std::vector<std::string> encodings;   // restrict the codings offered (empty: all this build
                                         // paints), like xpra's --encodings
-  bool headless = true;            // false: X11 windows through the GL backing where DISPLAY is
-                                   // set and GL works, else headless (with a message)
+  bool headless = true;            // false: X11 windows where DISPLAY is set (see `backing`),
+                                   // else headless (with a message)
+  // Windowed: "x11" (X11 shared memory, no GL; keyboard and pointer go to the server),
+  // "gl-window" (OpenGL), or "auto": x11 where the GL renderer is a software one (llvmpipe,
+  // softpipe, swrast) or GL is missing, else gl-window.
+  std::string backing = "auto";
   std::string decoder = "auto";    // jpeg/jpega: cpu, gpu, auto (paint_engine.h)
   int gpu_max_batch = 0;           // PaintEngineConfig::gpu_max_batch
   int64_t gpu_min_pixels = 256 * 256;  // PaintEngineConfig::gpu_min_pixels

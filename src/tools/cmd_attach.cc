@@ -1,7 +1,7 @@
 // `pixpath attach URL [--headless] [--snapshot-dir DIR] [--snapshot-interval S]
 // [--exit-after S] [--encoding E] [--encodings LIST] [--quality Q] [--password-file F]
 // [--packet-encoder auto|rencodeplus|bencode] [--steal=yes|no] [--decode-threads N] [--json]
-// [--progress]`: a live view of an xpra session (attach_session.h does the work).
+// [--progress] [--backing auto|x11|gl-window]`: a live view of an xpra session (attach_session.h does the work).
 #include <iostream>
 #include <memory>
 
@@ -80,8 +80,8 @@ void add_session_options(CLI::App& cmd, AttachOptions& o) {
 void add_attach_command(CLI::App& app, int& exit_code) {
   auto* cmd = app.add_subcommand(
       "attach",
-      "Attach to an xpra server: paint every window (in X11 windows through OpenGL when a "
-      "display is available, else headless), ack every draw, snapshot windows as PNG; Ctrl-C "
+      "Attach to an xpra server: paint every window (in X11 windows when a display is "
+      "available: shared memory or OpenGL, --backing; else headless), ack every draw, snapshot windows as PNG; Ctrl-C "
       "disconnects cleanly");
   auto o = std::make_shared<AttachOptions>();
   o->command = "attach";
@@ -89,6 +89,13 @@ void add_attach_command(CLI::App& app, int& exit_code) {
   add_session_options(*cmd, *o);
   cmd->add_flag("--headless", o->headless,
                 "Paint into memory only (CPU backing), even where a display is available");
+  cmd->add_option("--backing", o->backing,
+                  "Windows (where DISPLAY is set): x11 (X11 shared memory, no OpenGL; keyboard, "
+                  "pointer, moves, resizes and closes go to the server), gl-window (OpenGL; "
+                  "view only), or auto: x11 when the GL renderer is a software one (llvmpipe, "
+                  "softpipe, swrast) or GL is missing, else gl-window")
+      ->check(CLI::IsMember({"auto", "x11", "gl-window"}))
+      ->capture_default_str();
   cmd->callback([o, &exit_code] { exit_code = run_attach_session(*o, std::cout, std::cerr); });
 }
 

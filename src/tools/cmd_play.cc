@@ -64,7 +64,8 @@ void add_play_command(CLI::App& app, int& exit_code) {
       ->required()
       ->check(CLI::ExistingFile);
   cmd->add_option("--backing", a->backing,
-                  "Window backing: cpu, gl (headless OpenGL) or gl-window (X11), when built")
+                  "Window backing: cpu, gl (headless OpenGL), gl-window (X11, OpenGL) or x11 (X11 "
+                  "shared memory, no OpenGL), when built")
       ->capture_default_str();
   cmd->add_option("--decoder", a->decoder,
                   "jpeg/jpega decoder: cpu, gpu (nvJPEG; an error without one) or auto (gpu "

@@ -10,6 +10,9 @@
 #if PIXPATH_HAVE_GL
 #include "pixpath/gl/gl_backing.h"
 #endif
+#if PIXPATH_HAVE_X11
+#include "pixpath/x11/x11_backing.h"
+#endif
 
 int main(int argc, char** argv) {
   CLI::App app{
@@ -35,6 +38,9 @@ int main(int argc, char** argv) {
   int exit_code = 0;
 #if PIXPATH_HAVE_GL
   pixpath::gl::register_gl_backings();  // "gl" (headless EGL) and "gl-window" (X11)
+#endif
+#if PIXPATH_HAVE_X11
+  pixpath::x11::register_x11_backing();  // "x11" (X11 shared memory, no GL)
 #endif
   pixpath::tools::add_info_command(app, exit_code);
   pixpath::tools::add_decode_command(app, exit_code);

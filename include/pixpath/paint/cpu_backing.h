@@ -10,9 +10,18 @@
 // window copies it once if the snapshot is still alive (copy-on-write, counted in
 // counters().copies).
 //
-// Threading: owner-thread only, as every Backing (see backing.h for direct targets).
+// Framebuffer memory and presentation (CpuBackingOptions): a presenter (the X11 shared-memory
+// backing, pixpath/x11/x11_backing.h) gives its own allocator, so each framebuffer IS the memory
+// it shows from (no copy per paint), and is told which rectangle of which window changed after
+// every create, resize, paint, scroll and written direct target. The allocator must return a
+// writable BGRX picture of exactly w x h; it is used for new framebuffers and for the copy a
+// snapshot forces (copy-on-write).
+//
+// Threading: owner-thread only, as every Backing (see backing.h for direct targets); the
+// options' functions run on the owner thread.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
 
@@ -20,9 +29,17 @@
 
 namespace pixpath::paint {
 
+struct CpuBackingOptions {
+  // A new writable w x h BGRX framebuffer (contents need not be initialised); empty: host memory.
+  std::function<Result<Picture>(int w, int h)> allocate;
+  // `r` (inside the window) of window `wid` changed (after the change is complete).
+  std::function<void(int64_t wid, Rect r)> changed;
+};
+
 class CpuBacking final : public Backing {
  public:
   CpuBacking() = default;
+  explicit CpuBacking(CpuBackingOptions options) : options_(std::move(options)) {}
   static constexpr PixelFormat kFormat = PixelFormat::BGRX;
 
   std::string_view name() const override { return "cpu"; }
@@ -42,6 +59,14 @@ class CpuBacking final : public Backing {
   Result<void> scroll(int64_t wid, std::span<const ScrollRect> rects) override;
   Result<Picture> snapshot(int64_t wid) override;
 
+  // The framebuffer of `wid` without taking a reference (a snapshot would make the next write
+  // copy), for a presenter reading from it; null when there is no such window. Lifetime: until
+  // the next call on that window.
+  const Picture* framebuffer(int64_t wid) const {
+    auto it = windows_.find(wid);
+    return it == windows_.end() ? nullptr : &it->second.framebuffer;
+  }
+
  private:
   struct Window {
     Picture framebuffer;
@@ -52,6 +77,12 @@ class CpuBacking final : public Backing {
   // A writable view of the whole framebuffer (copies it once if a snapshot shares it).
   Result<PictureView> writable(Window& win);
 
+  Result<Picture> black_framebuffer(int w, int h);
+  void changed(int64_t wid, Rect r) {
+    if (options_.changed && r.w > 0 && r.h > 0) options_.changed(wid, r);
+  }
+
+  CpuBackingOptions options_;
   std::map<int64_t, Window> windows_;
   uint64_t next_token_ = 1;
 };

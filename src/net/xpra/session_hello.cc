@@ -86,6 +86,7 @@ Value Session::make_hello_6x() const {
   window.set("enabled", true);
   caps.set("window", window);
   set_view_only(caps);
+  if (o.input) set_input_caps(caps, *o.input, true);
   caps.set("audio", false);
   // 6.x pings a client only when asked to; the pings keep a dead connection from lingering.
   caps.set("ping", true);
@@ -131,6 +132,7 @@ Value Session::make_hello_31() const {
   caps.set("steal", o.steal);
   caps.set("windows", true);
   set_view_only(caps);
+  if (o.input) set_input_caps(caps, *o.input, false);
   caps.set("sound.receive", false);
   caps.set("sound.send", false);
   caps.set("desktop_size", Value::list({o.desktop_width, o.desktop_height}));

@@ -44,6 +44,7 @@
 #include "pixpath/net/xpra/endpoint.h"
 #include "pixpath/net/xpra/auth.h"
 #include "pixpath/net/xpra/chunk_parser.h"
+#include "pixpath/net/xpra/input.h"
 #include "pixpath/net/xpra/packet_format.h"
 #include "pixpath/net/xpra/packet_names.h"
 #include "pixpath/net/xpra/transport.h"
@@ -137,6 +138,9 @@ struct SessionOptions {
   std::string uuid;                    // default: a random one
   PasswordSource password;             // used only when the server sends a challenge
   Value extra_caps;                    // a dict merged into hello last (may override)
+  // Keyboard and pointer input (input.h): the hello says so and carries this keymap; the owner
+  // sends the input packets. Empty: a view-only client (no keyboard, no pointer).
+  std::optional<Keymap> input;
   FrameLimits limits;
   // Windows: at most max_windows at once (normal and override-redirect) and at most
   // max_window_pixels of window area in all (w x h summed; a BGRX framebuffer costs 4 bytes a

@@ -1,0 +1,80 @@
+#include "pixpath/net/xpra/input.h"
+
+namespace pixpath::xpra {
+namespace {
+
+Value ints(const std::vector<int>& v) {
+  Value::List l;
+  for (int i : v) l.emplace_back(i);
+  return Value(std::move(l));
+}
+
+}  // namespace
+
+void set_input_caps(Value& caps, const Keymap& km, bool nested) {
+  caps.set("keyboard", true);
+  caps.set("mouse", true);
+  caps.set("pointer", true);
+  caps.set("keyboard_sync", false);  // the server does not repeat keys on its own
+  caps.set("modifiers", Value::list({}));
+  Value::Dict x11_keycodes;
+  for (const auto& [kc, names] : km.x11_keycodes) x11_keycodes.emplace_back(Value(kc), Value::string_list(names));
+  Value::List keycodes;
+  for (const auto& e : km.keycodes)
+    keycodes.push_back(Value::list({int64_t(e.keyval), e.name, e.keycode, e.group, e.level}));
+  Value meanings{Value::Dict{}};
+  for (const auto& [k, m] : km.mod_meanings) meanings.set(k, m);
+  if (nested) {
+    Value k{Value::Dict{}};
+    k.set("backend", "x11");
+    if (!km.layout.empty()) k.set("layout", km.layout);
+    if (!km.variant.empty()) k.set("variant", km.variant);
+    if (!km.options.empty()) k.set("options", km.options);
+    k.set("layout_groups", true);
+    k.set("raw", false);
+    k.set("sync", false);
+    k.set("mod_meanings", meanings);
+    k.set("keycodes", Value(std::move(keycodes)));
+    k.set("x11_keycodes", Value(std::move(x11_keycodes)));
+    caps.set("keymap", k);
+  } else {
+    if (!km.layout.empty()) caps.set("xkbmap_layout", km.layout);
+    if (!km.variant.empty()) caps.set("xkbmap_variant", km.variant);
+    if (!km.options.empty()) caps.set("xkbmap_options", km.options);
+    caps.set("xkbmap_mod_meanings", meanings);
+    caps.set("xkbmap_keycodes", Value(std::move(keycodes)));
+    caps.set("xkbmap_x11_keycodes", Value(std::move(x11_keycodes)));
+    caps.set("xkbmap_raw", false);
+  }
+}
+
+Value key_action_packet(int64_t wid, std::string_view keyname, bool pressed, const Modifiers& modifiers,
+                        uint32_t keyval, std::string_view text, int keycode, int group) {
+  return Value::list({"key-action", wid, keyname, pressed, Value::string_list(modifiers),
+                      int64_t(keyval), text, keycode, group});
+}
+
+Value pointer_position_packet(int64_t wid, int x, int y, int wx, int wy, const Modifiers& modifiers,
+                              const std::vector<int>& buttons) {
+  return Value::list({"pointer-position", wid, ints({x, y, wx, wy}), Value::string_list(modifiers),
+                      ints(buttons)});
+}
+
+Value button_action_packet(int64_t wid, int button, bool pressed, int x, int y, int wx, int wy,
+                           const Modifiers& modifiers, const std::vector<int>& buttons) {
+  return Value::list({"button-action", wid, button, pressed, ints({x, y, wx, wy}),
+                      Value::string_list(modifiers), ints(buttons)});
+}
+
+Value focus_packet(int64_t wid, const Modifiers& modifiers) {
+  return Value::list({"focus", wid, Value::string_list(modifiers)});
+}
+
+Value configure_window_packet(int64_t wid, int x, int y, int w, int h) {
+  return Value::list({"configure-window", wid, x, y, w, h, Value(Value::Dict{}), 0,
+                      Value(Value::Dict{}), false});
+}
+
+Value close_window_packet(int64_t wid) { return Value::list({"close-window", wid}); }
+
+}  // namespace pixpath::xpra
