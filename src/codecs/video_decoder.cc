@@ -132,8 +132,8 @@ struct VideoDecoder::Impl {
   int make_buffer(AVCodecContext* c, AVFrame* f) {
     bool full = false;
     if (!pixpath_format(f->format, &full)) {
-      buffer_error = "the stream decodes to " + format_name(f->format) +
-                     ", which pixpath cannot paint (YUV 4:2:0, 4:2:2 or 4:4:4, 8-bit)";
+      buffer_error = "the stream decodes to " + format_name(f->format) + " (the draw says csc " +
+                     params.csc + "), which pixpath cannot paint (YUV 4:2:0, 4:2:2 or 4:4:4, 8-bit)";
       return AVERROR(EINVAL);
     }
     if (f->width <= 0 || f->height <= 0 || f->width > max_w + 64 || f->height > max_h + 64) {
