@@ -82,8 +82,12 @@ std::string av_error(int err) {
 }
 
 // The pixpath format of a libavcodec frame format (the J formats are full range).
-std::optional<PixelFormat> pixpath_format(int f, bool* full_range) {
+std::optional<PixelFormat> pixpath_format(int f, bool* full_range, bool* gbr = nullptr) {
   switch (f) {
+    case AV_PIX_FMT_GBRP:
+      if (gbr) *gbr = true;
+      *full_range = true;
+      return PixelFormat::YUV444P;  // three full planes: G, B, R
     case AV_PIX_FMT_YUVJ420P: *full_range = true; [[fallthrough]];
     case AV_PIX_FMT_YUV420P: return PixelFormat::YUV420P;
     case AV_PIX_FMT_YUVJ422P: *full_range = true; [[fallthrough]];
@@ -194,8 +198,8 @@ struct VideoDecoder::Impl {
 
   // The frame now in `frame` as a read-only picture holding a reference to its buffer.
   Result<VideoFrame> take_frame() {
-    bool full = false;
-    auto format = pixpath_format(frame->format, &full);
+    bool full = false, gbr = false;
+    auto format = pixpath_format(frame->format, &full, &gbr);
     if (!format)
       return error(ErrorCode::Unsupported, "decode",
                    "the stream decodes to " + format_name(frame->format));
@@ -236,6 +240,7 @@ struct VideoDecoder::Impl {
     out.picture = std::move(pic).value();
     out.color.full_range = full || frame->color_range == AVCOL_RANGE_JPEG;
     out.color.bt709 = frame->colorspace == AVCOL_SPC_BT709;
+    out.color.gbr = gbr;
     return out;
   }
 

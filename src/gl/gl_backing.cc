@@ -161,6 +161,7 @@ Result<void> GlBacking::paint(int64_t wid, int x, int y, const Picture& picture,
 
 Result<void> GlBacking::paint_yuv(int64_t wid, int x, int y, const Picture& yuv,
                                   codecs::VideoColor color, int w, int h) {
+  if (color.gbr) return paint::Backing::paint_yuv(wid, x, y, yuv, color, w, h);  // no shader
   PIXPATH_TRY(GlWindow * win, find(wid, "paint"));
   PaintParams params;
   params.x = x;

@@ -240,3 +240,38 @@ TEST(VideoDraws, ScaledFramesArePaintedAtTheDrawSize) {
 
 }  // namespace
 }  // namespace pixpath::paint
+
+namespace pixpath::paint {
+namespace {
+
+// xpra 6.x's x264 at high quality: csc YUV444P, but the planes are G, B, R (identity matrix).
+TEST(VideoDraws, GbrPlanesAreInterleavedNotConverted) {
+  auto pic = Picture::allocate(PixelFormat::YUV444P, 3, 2);
+  {
+    auto v = pic->write();
+    for (int p = 0; p < 3; ++p)
+      for (int y = 0; y < 2; ++y)
+        for (int x = 0; x < 3; ++x) v->plane(p).unchecked_row(y)[x] = uint8_t(p * 100 + y * 10 + x);
+  }
+  codecs::VideoColor gbr;
+  gbr.gbr = true;
+  for (PixelFormat f : {PixelFormat::BGRX, PixelFormat::RGBA}) {
+    auto out = Picture::allocate(f, 3, 2);
+    auto dv = out->write();
+    ASSERT_TRUE(internal::yuv_to_rgb(*pic->read(), gbr, *dv).ok());
+    const uint8_t* px = dv->plane(0).unchecked_row(1) + 2 * 4;  // (2, 1): G 12, B 112, R 212
+    if (f == PixelFormat::BGRX) {
+      EXPECT_EQ(px[0], 112);
+      EXPECT_EQ(px[1], 12);
+      EXPECT_EQ(px[2], 212);
+    } else {
+      EXPECT_EQ(px[0], 212);
+      EXPECT_EQ(px[1], 12);
+      EXPECT_EQ(px[2], 112);
+    }
+    EXPECT_EQ(px[3], 255);
+  }
+}
+
+}  // namespace
+}  // namespace pixpath::paint

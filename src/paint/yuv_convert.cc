@@ -1,6 +1,7 @@
 #include "internal/yuv_convert.h"
 
 #include <libyuv/convert_argb.h>
+#include <libyuv/planar_functions.h>
 
 #include <string>
 
@@ -23,6 +24,20 @@ Result<void> yuv_to_rgb(const ConstPictureView& src, codecs::VideoColor color,
     case PixelFormat::BGRX: case PixelFormat::BGRA: swap_uv = false; break;
     case PixelFormat::RGBX: case PixelFormat::RGBA: swap_uv = true; break;
     default: return fail("cannot write " + std::string(name(dst.format)));
+  }
+  if (color.gbr) {  // planes G, B, R: interleave them (libyuv "ARGB" = B, G, R, A in memory)
+    if (src.format != PixelFormat::YUV444P) return fail("G, B, R planes must be full size");
+    const auto& g = src.plane(0);
+    const auto& b = src.plane(1);
+    const auto& r = src.plane(2);
+    const auto& d = dst.plane(0);
+    const auto& first = swap_uv ? b : r;  // RGBX/RGBA: R and B change places
+    const auto& last = swap_uv ? r : b;
+    libyuv::MergeARGBPlane(first.data, int(first.stride), g.data, int(g.stride), last.data,
+                           int(last.stride), nullptr, 0, d.data, int(d.stride), src.width,
+                           src.height);
+    count_copy(int64_t(src.width) * src.height * 4);
+    return ok();
   }
   const libyuv::YuvConstants* k;
   if (color.bt709)
