@@ -8,6 +8,11 @@ pkg_check_modules(SPNG REQUIRED IMPORTED_TARGET spng)
 pkg_check_modules(WEBP REQUIRED IMPORTED_TARGET libwebp libwebpdemux)
 pkg_check_modules(LZ4 REQUIRED IMPORTED_TARGET liblz4)
 pkg_check_modules(BROTLI REQUIRED IMPORTED_TARGET libbrotlidec libbrotlienc)
+# Video draws (h264, vp8, vp9): libavcodec decodes, libyuv converts YUV for the CPU backing
+# (libswscale only for the benchmark that chose libyuv; docs/performance.md).
+pkg_check_modules(AVCODEC REQUIRED IMPORTED_TARGET libavcodec libavutil)
+find_library(PIXPATH_LIBYUV yuv REQUIRED)
+find_path(PIXPATH_LIBYUV_INCLUDE libyuv.h REQUIRED)
 find_package(fmt REQUIRED)
 find_package(CLI11 CONFIG REQUIRED)
 find_package(nlohmann_json 3 REQUIRED)

@@ -109,7 +109,7 @@ foreach(_dir INCLUDEDIR LIBDIR)
     set(PIXPATH_PC_${_dir} "\${prefix}/${CMAKE_INSTALL_${_dir}}")
   endif()
 endforeach()
-set(PIXPATH_PC_LIBS_PRIVATE "-pthread")
+set(PIXPATH_PC_LIBS_PRIVATE "-pthread -lyuv")  # libyuv has no pkg-config file
 foreach(_lib ${CMAKE_DL_LIBS})
   string(APPEND PIXPATH_PC_LIBS_PRIVATE " -l${_lib}")
 endforeach()

@@ -159,6 +159,22 @@ Result<void> GlBacking::paint(int64_t wid, int x, int y, const Picture& picture,
   return after_change(*win);
 }
 
+Result<void> GlBacking::paint_yuv(int64_t wid, int x, int y, const Picture& yuv,
+                                  codecs::VideoColor color, int w, int h) {
+  if (color.gbr) return paint::Backing::paint_yuv(wid, x, y, yuv, color, w, h);  // no shader
+  PIXPATH_TRY(GlWindow * win, find(wid, "paint"));
+  PaintParams params;
+  params.x = x;
+  params.y = y;
+  params.width = w;
+  params.height = h;
+  params.coding = "video";
+  params.yuv.matrix = color.bt709 ? YuvMatrix::BT709 : YuvMatrix::BT601;
+  params.yuv.range = color.full_range ? YuvRange::Full : YuvRange::Studio;
+  PIXPATH_CHECK(win->paint(yuv, params));
+  return after_change(*win);
+}
+
 Result<void> GlBacking::scroll(int64_t wid, std::span<const ScrollRect> rects) {
   PIXPATH_TRY(GlWindow * win, find(wid, "scroll"));
   PIXPATH_CHECK(win->scroll(rects));

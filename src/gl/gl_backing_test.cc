@@ -7,6 +7,7 @@
 #include <cstring>
 #include <functional>
 
+#include "codecs/testing/video_streams.h"
 #include "gl/testing/gl_test_util.h"
 #include "paint/testing/test_support.h"
 #include "pixpath/paint/cpu_backing.h"
@@ -169,6 +170,45 @@ TEST_F(GlBackingTest, ScaledPaintsCloseToTheCpuBacking) {
   ASSERT_TRUE(gl);
   Picture got = run(*gl, script, &b);
   EXPECT_TRUE(same_pixels(got, want, 2));
+}
+
+// Video draws: the decoder's YUV planes go up to the GL window and the shader converts them
+// (BT.601 studio range, as the stream says); the CPU backing converts with libyuv. The two
+// agree within libyuv's fixed-point rounding, also when scaled and clipped.
+TEST_F(GlBackingTest, VideoFramesCloseToTheCpuBacking) {
+  if (!ctx_) return;
+  for (const char* coding : {"h264", "vp8"}) {
+    SCOPED_TRACE(coding);
+    auto stream = codecs::testing::encode_video(coding, 96, 64, 6);
+    ASSERT_TRUE(stream.ok()) << stream.error().message();
+    auto script = [&](paint::PaintEngine& e) {
+      e.window_new(1, 140, 100);
+      for (size_t i = 0; i < stream->packets.size(); ++i) {
+        DrawPacket p;
+        p.wid = 1;
+        p.sequence = int64_t(i + 1);
+        p.coding = coding;
+        p.x = i == 5 ? 80 : 4;  // the last one partly outside: clipped
+        p.y = 6;
+        p.w = 96, p.h = 64;
+        p.data = SharedBytes::copy_of(std::span<const uint8_t>(stream->packets[i]));
+        p.options.csc = "YUV420P";
+        p.options.frame = int64_t(i);
+        p.received = std::chrono::steady_clock::now();
+        e.submit(p);
+      }
+    };
+    paint::CpuBacking cpu;
+    std::vector<DamageAck> a, b;
+    Picture want = run(cpu, script, &a);
+    auto gl = gl_backing();
+    ASSERT_TRUE(gl);
+    Picture got = run(*gl, script, &b);
+    ASSERT_EQ(b.size(), 6u);
+    for (auto& ack : b) EXPECT_GT(ack.decode_time_us, 0) << ack.sequence << ": " << ack.message;
+    EXPECT_TRUE(same_pixels(got, want, 4));
+    EXPECT_GE(ctx_->stats().shader_paints, 6);
+  }
 }
 
 TEST_F(GlBackingTest, DirectTargetsAndRefusals) {

@@ -1,5 +1,6 @@
 #include "pixpath/paint/backing.h"
 
+#include "internal/yuv_convert.h"
 #include "pixpath/codecs/image_io.h"
 
 namespace pixpath::paint {
@@ -18,6 +19,17 @@ PixelFormat without_alpha(PixelFormat f) {
 }
 
 }  // namespace
+
+Result<void> Backing::paint_yuv(int64_t wid, int x, int y, const Picture& yuv,
+                                codecs::VideoColor color, int w, int h) {
+  PIXPATH_TRY(ConstPictureView src, yuv.read());
+  PIXPATH_TRY(Picture rgb, Picture::allocate(format(), yuv.width(), yuv.height()));
+  {
+    PIXPATH_TRY(PictureView dst, rgb.write());
+    PIXPATH_CHECK(internal::yuv_to_rgb(src, color, dst));
+  }
+  return paint(wid, x, y, rgb, w, h);
+}
 
 Result<std::vector<uint8_t>> snapshot_png(Backing& backing, int64_t wid) {
   PIXPATH_TRY(Picture pic, backing.snapshot(wid));

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "pixpath/core/counters.h"
+#include "internal/yuv_convert.h"
 #include "pixpath/core/pixel_ops.h"
 
 namespace pixpath::paint {
@@ -195,6 +196,23 @@ Result<void> CpuBacking::paint(int64_t wid, int x, int y, const Picture& picture
   PIXPATH_CHECK(copy_pixels(part, d));
   changed(wid, dst_rect);
   return ok();
+}
+
+Result<void> CpuBacking::paint_yuv(int64_t wid, int x, int y, const Picture& yuv,
+                                   codecs::VideoColor color, int w, int h) {
+  PIXPATH_TRY(Window * win, find_idle(wid, "paint"));
+  if (yuv.empty()) return backing_error(ErrorCode::InvalidArgument, "paint", "empty picture");
+  if (w == 0 && h == 0) {
+    w = yuv.width();
+    h = yuv.height();
+  }
+  const Rect inside = clip(x, y, w, h, win->framebuffer.width(), win->framebuffer.height());
+  if (w != yuv.width() || h != yuv.height() || !(inside == Rect{x, y, w, h}))
+    return Backing::paint_yuv(wid, x, y, yuv, color, w, h);  // via a converted picture
+  PIXPATH_TRY(ConstPictureView src, yuv.read());
+  PIXPATH_TRY(PictureView all, writable(*win));
+  PIXPATH_TRY(PictureView d, crop_view(all, x, y, w, h));
+  return internal::yuv_to_rgb(src, color, d);
 }
 
 Result<void> CpuBacking::scroll(int64_t wid, std::span<const ScrollRect> rects) {

@@ -90,6 +90,9 @@ void PaintEngine::submit(DrawPacket packet) {
   const DrawPacket& p = item->packet;
   if (internal::is_builtin_coding(p.coding)) {
     item->state = State::Ready;
+  } else if (codecs::is_video_coding(p.coding)) {
+    item->route = Route::Video;  // decoded at its turn on the UI thread (video_draws.cc)
+    item->state = State::Ready;
   } else if ((item->decoder = impl_->config.decoders(p.coding)) == nullptr) {
     item->state = State::Ready;
     item->error = Error(ErrorCode::Unsupported, p.coding.empty() ? "draw" : p.coding, "decode",

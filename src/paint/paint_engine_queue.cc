@@ -172,6 +172,7 @@ void PaintEngine::Impl::complete(Item& item) {
         if (!r.ok()) window_event_error(r.error());
       }
       buckets.erase(item.wid);
+      drop_video_decoder(item.wid);
       return;
     }
     case Kind::Draw:
@@ -196,6 +197,7 @@ void PaintEngine::Impl::complete_draw(Item& item) {
   if (!backing.window_size(item.wid))
     return finish(item, 0, "window " + std::to_string(item.wid) + " does not exist", 0);
   if (item.error) return finish(item, -1, item.error->message(), 0);
+  if (item.route == Route::Video) return complete_video(item);
   const auto paint_start = Clock::now();
   auto paint_us = [&] { return std::max<int64_t>(1, micros(Clock::now() - paint_start)); };
   if (item.direct) return finish(item, 1, "", paint_us());
@@ -368,6 +370,7 @@ void PaintEngine::Impl::shutdown() {
   }
   left.clear();
   buckets.clear();
+  while (!video_decoders.empty()) drop_video_decoder(video_decoders.begin()->first);
   while (!registered_textures.empty()) forget_window_texture(registered_textures.begin()->first);
   drain_release_domain();
 }

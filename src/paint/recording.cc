@@ -23,7 +23,10 @@ enum OptionBit : uint32_t {
   kScroll = 1u << 9,
   kNoPaint = 1u << 10,
   kQuality = 1u << 11,
-  kKnownBits = (1u << 12) - 1,
+  kCsc = 1u << 12,      // video draws
+  kFrame = 1u << 13,
+  kDelayed = 1u << 14,
+  kKnownBits = (1u << 15) - 1,
 };
 constexpr size_t kMaxString = 255;
 constexpr size_t kPrefixBytes = 5;  // u32 body length + u8 type
@@ -143,7 +146,8 @@ Result<std::vector<uint8_t>> encode_record(const RecordedEvent& e) {
     case RecordType::Draw: {
       const DrawPacket& p = e.draw;
       const DrawOptions& op = p.options;
-      if (p.coding.size() > kMaxString || op.rgb_format.size() > kMaxString)
+      if (p.coding.size() > kMaxString || op.rgb_format.size() > kMaxString ||
+          op.csc.size() > kMaxString)
         return bad("string longer than 255 bytes");
       o.i32(p.x), o.i32(p.y), o.i32(p.w), o.i32(p.h);
       o.i64(p.sequence);
@@ -162,6 +166,9 @@ Result<std::vector<uint8_t>> encode_record(const RecordedEvent& e) {
       if (!op.scroll.empty()) mask |= kScroll;
       if (!op.paint) mask |= kNoPaint;
       if (op.quality >= 0) mask |= kQuality;
+      if (!op.csc.empty()) mask |= kCsc;
+      if (op.frame) mask |= kFrame;
+      if (op.delayed != 0) mask |= kDelayed;
       o.u32(mask);
       if (mask & kRgbFormat) o.str(op.rgb_format);
       if (mask & kZlib) o.i32(op.zlib);
@@ -182,6 +189,9 @@ Result<std::vector<uint8_t>> encode_record(const RecordedEvent& e) {
         }
       }
       if (mask & kQuality) o.i32(op.quality);
+      if (mask & kCsc) o.str(op.csc);
+      if (mask & kFrame) o.i64(*op.frame);
+      if (mask & kDelayed) o.i64(op.delayed);
       if (p.data.size() > std::numeric_limits<uint32_t>::max()) return bad("data too large");
       o.u32(static_cast<uint32_t>(p.data.size()));
       o.bytes(p.data.span());
@@ -370,6 +380,12 @@ Result<std::optional<RecordedEvent>> RecordingReader::next() {
         if (!in.i32(i)) return truncated();
         op.quality = i;
       }
+      if ((mask & kCsc) && !in.str(op.csc)) return truncated();
+      if (mask & kFrame) {
+        if (!in.i64(l)) return truncated();
+        op.frame = l;
+      }
+      if ((mask & kDelayed) && !in.i64(op.delayed)) return truncated();
       uint32_t n = 0;
       if (!in.u32(n) || !in.slice(n, p.data)) return truncated();
       break;

@@ -47,6 +47,19 @@ std::vector<RecordedEvent> sample_events() {
   plain.draw.wid = 3;
   plain.draw.coding = "void";
   ev.push_back(plain);
+  RecordedEvent video;  // a video draw carries its stream options
+  video.type = RecordType::Draw;
+  video.time_us = 1600;
+  video.wid = 3;
+  video.draw.wid = 3;
+  video.draw.w = 64, video.draw.h = 48;
+  video.draw.coding = "h264";
+  video.draw.sequence = 78;
+  video.draw.data = SharedBytes::copy_of(std::string_view("nal units"));
+  video.draw.options.csc = "YUV420P";
+  video.draw.options.frame = 0;
+  video.draw.options.delayed = 1;
+  ev.push_back(video);
   RecordedEvent r;
   r.type = RecordType::WindowResize;
   r.time_us = 2000;
@@ -113,6 +126,9 @@ void expect_same(const RecordedEvent& a, const RecordedEvent& b) {
   }
   EXPECT_EQ(o.paint, r.paint);
   EXPECT_EQ(o.quality, r.quality);
+  EXPECT_EQ(o.csc, r.csc);
+  EXPECT_EQ(o.frame, r.frame);
+  EXPECT_EQ(o.delayed, r.delayed);
 }
 
 TEST(Recording, RoundTripsThroughAFile) {

@@ -26,6 +26,7 @@
 #include "pixpath/client/client_pipeline.h"
 #include "pixpath/core/log.h"
 #include "pixpath/codecs/registry.h"
+#include "pixpath/codecs/video_decoder.h"
 #include "pixpath/paint/backing_registry.h"
 #include "pixpath/paint/paint_engine.h"
 #include "pixpath/paint/recording.h"
@@ -136,7 +137,8 @@ int run_attach_session(const AttachOptions& o, std::ostream& out, std::ostream& 
   const std::string who = "pixpath " + o.command + ": ";
   client::apply_picture_limits(o.limits);  // process-wide; before any thread makes pictures
   const auto& registry = codecs::CodecRegistry::builtin();
-  const std::vector<std::string> paintable = registry.decodable_codings();
+  std::vector<std::string> paintable = registry.decodable_codings();
+  for (const auto& v : codecs::video_codings()) paintable.push_back(v);  // h264, vp8, vp9
   std::string have;
   for (const auto& e : paintable) have += (have.empty() ? "" : ", ") + e;
   std::vector<std::string> encodings;
@@ -243,6 +245,9 @@ int run_attach_session(const AttachOptions& o, std::ostream& out, std::ostream& 
   xpra::SessionOptions& so = po.session;
   so.url = o.url;
   so.encodings = encodings;
+  for (const auto& v : codecs::video_codings()) so.video_csc_modes[v] = codecs::video_csc_modes(v);
+  so.video_max_width = codecs::kVideoMaxWidth;
+  so.video_max_height = codecs::kVideoMaxHeight;
   so.preferred_encoding = o.encoding;
   so.quality = o.quality;
   so.steal = o.steal;

@@ -9,6 +9,7 @@
 #include "commands.h"
 #include "pixpath/client/client_limits.h"
 #include "pixpath/codecs/registry.h"
+#include "pixpath/codecs/video_decoder.h"
 #include "pixpath/core/limits.h"
 #include "pixpath/net/xpra/auth.h"
 #include "pixpath/net/xpra/packet_format.h"
@@ -55,6 +56,19 @@ nlohmann::json build_info() {
   j["libraries"] = codecs["libraries"];
   j["decodable"] = codecs["decodable"];
   j["decode_limits"] = codecs["limits"];
+  // Video draws: the stream decoders (CPU, libavcodec); there is no GPU video decoder yet.
+  nlohmann::json video;
+  video["library"] = "libavcodec " + codecs::video_library_version();
+  video["decoders"] = nlohmann::json::array();
+  for (const auto& d : codecs::describe_video_codecs())
+    video["decoders"].push_back({{"coding", d.coding},
+                                 {"decoder", "cpu"},
+                                 {"libavcodec_decoder", d.decoder},
+                                 {"csc_modes", d.csc_modes},
+                                 {"max_width", d.max_width},
+                                 {"max_height", d.max_height}});
+  video["gpu"] = "none (no NVDEC decoder in this build)";
+  j["video"] = video;
   j["backings"] = paint::backing_names();
   // The network client: what it speaks with xpra servers (3.1: bencode + zlib/lz4; 6.x:
   // rencodeplus + lz4/brotli) and the URL forms it connects to.
@@ -95,6 +109,11 @@ void print_human(const nlohmann::json& j) {
                c["decode"].get<bool>() ? "decode" : "      ", c["encode"].get<bool>() ? " encode" : "       ",
                c["library"].get<std::string>(), join(c["outputs"]));
   }
+  fmt::print("video ({}, decoded on the CPU; GPU: {}):\n", j["video"]["library"].get<std::string>(),
+             j["video"]["gpu"].get<std::string>());
+  for (const auto& d : j["video"]["decoders"])
+    fmt::print("  {:<7} decode  csc: {}  up to {}x{}\n", d["coding"].get<std::string>(),
+               join(d["csc_modes"]), d["max_width"].get<int>(), d["max_height"].get<int>());
   fmt::print("libraries:");
   for (const auto& l : j["libraries"])
     fmt::print(" {} {};", l["name"].get<std::string>(), l["version"].get<std::string>());

@@ -58,6 +58,10 @@ class GlBacking final : public paint::Backing {
   Result<void> end_direct(paint::DirectTarget target, bool written) override;
 
   Result<void> paint(int64_t wid, int x, int y, const Picture& picture, int w = 0, int h = 0) override;
+  // Video frames: the planes go up through the upload path and the YUV shader converts them
+  // with the stream's colour (BT.601/709, studio/full range), scaling on the GPU.
+  Result<void> paint_yuv(int64_t wid, int x, int y, const Picture& yuv, codecs::VideoColor color,
+                         int w = 0, int h = 0) override;
   Result<void> scroll(int64_t wid, std::span<const ScrollRect> rects) override;
   Result<Picture> snapshot(int64_t wid) override;
 

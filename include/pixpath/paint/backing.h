@@ -39,6 +39,7 @@
 #include <string_view>
 #include <vector>
 
+#include "pixpath/codecs/video_decoder.h"
 #include "pixpath/core/picture.h"
 #include "pixpath/core/picture_view.h"
 #include "pixpath/core/pixel_format.h"
@@ -101,6 +102,12 @@ class Backing {
   // w = h = 0: the picture's own size.
   virtual Result<void> paint(int64_t wid, int x, int y, const Picture& picture, int w = 0,
                              int h = 0) = 0;
+  // Paints a planar YUV picture (YUV420P, YUV422P, YUV444P: a video frame, read-only) as
+  // paint() does, converting with `color` (BT.601/709, studio/full range). The default
+  // converts it on the CPU (libyuv) into a picture in format() and paints that; the CPU
+  // backing converts straight into the framebuffer, the GL backing in a shader.
+  virtual Result<void> paint_yuv(int64_t wid, int x, int y, const Picture& yuv,
+                                 codecs::VideoColor color, int w = 0, int h = 0);
   // xpra's scroll: every rectangle is copied from the content as it was before any of them
   // was applied, to (x + dx, y + dy).
   virtual Result<void> scroll(int64_t wid, std::span<const ScrollRect> rects) = 0;

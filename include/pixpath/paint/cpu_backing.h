@@ -56,6 +56,9 @@ class CpuBacking final : public Backing {
 
   Result<void> paint(int64_t wid, int x, int y, const Picture& picture, int w = 0,
                      int h = 0) override;
+  // Unscaled and wholly inside the window: converted straight into the framebuffer.
+  Result<void> paint_yuv(int64_t wid, int x, int y, const Picture& yuv, codecs::VideoColor color,
+                         int w = 0, int h = 0) override;
   Result<void> scroll(int64_t wid, std::span<const ScrollRect> rects) override;
   Result<Picture> snapshot(int64_t wid) override;
 

@@ -75,6 +75,17 @@
 // most one a second with the count. The server then refreshes the region later, as after any
 // decode error. Stats report the current and highest queue length.
 //
+// Video draws (h264, vp8, vp9: codecs/video_decoder.h). Each window has one stream decoder,
+// made at its first video draw and made again when a draw says `frame` 0 or changes the
+// coding, the encoded size (scaled_size, else w x h) or `csc`; a change without `frame` 0 is
+// an error. A video draw is decoded on the UI thread when its turn comes (frames depend on
+// each other, so a window's video draws decode in order, one at a time) and painted with
+// Backing::paint_yuv() from the decoder's own frame memory (no copy before the backing's).
+// Acks: the paint time on success; a `delayed` draw that gave no picture yet is acked as
+// painted (its picture comes with a later frame); no picture without `delayed`, or any decode
+// error, is acked -1 with the reason and drops the window's decoder (the server then sends a
+// key frame). The decoder is flushed and dropped when its window is lost, and at shutdown.
+//
 // Release: storages the backing's release_domain() must release are drained on the UI thread
 // at every run_ui_once() and at shutdown().
 #pragma once
@@ -179,6 +190,13 @@ struct PaintEngineStats {
   int gpu_max_batch = 0;         // the limit in force (config.gpu_max_batch, auto resolved)
   std::string last_gpu_error;
   int64_t refused_queue_full = 0;        // draws acked -1 because the queue was full
+  // Video draws (h264, vp8, vp9; decoded on the UI thread by one stream decoder per window).
+  int64_t video_draws = 0;          // video draws completed
+  int64_t video_frames = 0;         // of those, painted with a new frame
+  int64_t video_delayed = 0;        // no picture yet, `delayed` said so: acked as painted
+  int64_t video_errors = 0;         // acked -1
+  int64_t video_streams = 0;        // stream decoders created
+  std::string last_video_error;
   int64_t queued_draws = 0;              // submitted, not yet acknowledged (now)
   uint64_t queued_bytes = 0;             // their data bytes (now)
   int64_t max_queued_draws_seen = 0;     // the highest queued_draws so far

@@ -37,6 +37,12 @@ struct DrawOptions {
   std::vector<ScrollRect> scroll;       // coding "scroll"
   bool paint = true;                    // false: decode (and store) but do not paint
   int quality = -1;                     // encoder hint
+  // Video codings (h264, vp8, vp9): the input colourspace ("YUV420P", ...; required there),
+  // the frame number in the stream (0 = a new stream), and how many frames the encoder still
+  // holds back that this one references (> 0: no picture yet is not an error).
+  std::string csc;
+  std::optional<int64_t> frame;
+  int64_t delayed = 0;
 };
 
 struct DrawPacket {

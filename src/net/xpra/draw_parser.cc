@@ -33,6 +33,12 @@ Result<void> parse_options(const FieldReader& r, const Value& o, DrawOptions& ou
   PIXPATH_CHECK(optional_int("delta", out.delta));
   PIXPATH_CHECK(optional_int("flush", out.flush));
   PIXPATH_CHECK(optional_int("alpha-offset", out.alpha_offset));
+  PIXPATH_CHECK(optional_int("frame", out.frame));
+  PIXPATH_TRY(out.csc, r.dict_string(o, "csc", ""));
+  PIXPATH_TRY(out.delayed, r.dict_int(o, "delayed", 0));
+  if (out.frame && *out.frame < 0) return r.error(fmt::format("frame {} is negative", *out.frame));
+  if (out.delayed < 0) return r.error(fmt::format("delayed {} is negative", out.delayed));
+  if (out.csc.size() > 32) return r.error("option 'csc' is longer than 32 bytes");
   PIXPATH_TRY(int64_t bucket, r.dict_int(o, "bucket", 0));
   if (bucket < 0 || bucket > 255) return r.error(fmt::format("bucket {} out of range", bucket));
   out.bucket = int(bucket);

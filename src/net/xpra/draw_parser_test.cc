@@ -48,6 +48,33 @@ TEST(DrawParser, ParsesFieldsAndOptions) {
   EXPECT_TRUE(d->options.paint);
 }
 
+TEST(DrawParser, VideoOptions) {
+  Value o{Value::Dict{}};
+  o.set("csc", "YUV420P");
+  o.set("frame", 0);
+  o.set("delayed", 2);
+  o.set("type", "IDR");  // not used: ignored
+  auto d = parse_draw(draw_packet("h264", "frame-data", o, 0));
+  ASSERT_TRUE(d.ok()) << d.error().message();
+  EXPECT_EQ(d->options.csc, "YUV420P");
+  EXPECT_EQ(d->options.frame, 0);
+  EXPECT_EQ(d->options.delayed, 2);
+  auto plain = parse_draw(draw_packet("h264", "frame-data", Value(Value::Dict{}), 0));
+  ASSERT_TRUE(plain.ok());
+  EXPECT_FALSE(plain->options.frame.has_value());
+  EXPECT_EQ(plain->options.delayed, 0);
+  EXPECT_TRUE(plain->options.csc.empty());
+  Value neg{Value::Dict{}};
+  neg.set("frame", -1);
+  auto bad = parse_draw(draw_packet("vp8", "x", neg, 0));
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.error().message().find("frame -1 is negative"), std::string::npos)
+      << bad.error().message();
+  Value csc_type{Value::Dict{}};
+  csc_type.set("csc", 420);
+  ASSERT_FALSE(parse_draw(draw_packet("vp8", "x", csc_type, 0)).ok());
+}
+
 TEST(DrawParser, ScrollListComesFromTheDataField) {
   Value scrolls = Value::list({Value::list({0, 10, 100, 50, 0, -10}), Value::list({0, 70, 100, 5, 0, 3})});
   auto d = parse_draw(draw_packet("scroll", scrolls, Value(Value::Dict{}), 0));

@@ -31,7 +31,10 @@ void set_view_only(Value& caps) {
 // 6.x treats jpeg, jpega and webp as "video" encoders: it uses them only for the colourspaces a
 // client lists here (else it sends png). pixpath's decoders take each coding's whole file, so
 // any colourspace the server encodes from is fine; these are the ones xpra's own client lists.
-Value full_csc_modes(const std::vector<std::string>& encodings) {
+// Video codings (h264, vp8, vp9) are listed with the colourspaces their decoder takes
+// (SessionOptions::video_csc_modes): a server encodes video only in those.
+Value full_csc_modes(const SessionOptions& o) {
+  const std::vector<std::string>& encodings = o.encodings;
   Value modes{Value::Dict{}};
   auto has = [&](std::string_view e) {
     return std::find(encodings.begin(), encodings.end(), e) != encodings.end();
@@ -39,7 +42,17 @@ Value full_csc_modes(const std::vector<std::string>& encodings) {
   if (has("jpeg")) modes.set("jpeg", Value::string_list({"BGRX", "BGRA", "YUV420P"}));
   if (has("jpega")) modes.set("jpega", Value::string_list({"BGRA", "RGBA"}));
   if (has("webp")) modes.set("webp", Value::string_list({"BGRX", "BGRA"}));
+  for (const auto& [coding, csc] : o.video_csc_modes)
+    if (has(coding) && !csc.empty()) modes.set(coding, Value::string_list(csc));
   return modes;
+}
+
+bool offers_video(const SessionOptions& o) {
+  for (const auto& [coding, csc] : o.video_csc_modes)
+    if (!csc.empty() &&
+        std::find(o.encodings.begin(), o.encodings.end(), coding) != o.encodings.end())
+      return true;
+  return false;
 }
 
 std::string joined(const std::vector<std::string>& v) {
@@ -98,7 +111,13 @@ Value Session::make_hello_6x() const {
   encoding.set("setting", o.preferred_encoding);
   encoding.set("core", Value::string_list(o.encodings));
   encoding.set("options", Value::string_list(o.encodings));
-  encoding.set("full_csc_modes", full_csc_modes(o.encodings));
+  encoding.set("full_csc_modes", full_csc_modes(o));
+  if (offers_video(o)) {
+    encoding.set("video_max_size", Value::list({o.video_max_width, o.video_max_height}));
+    encoding.set("video_b_frames", Value::list({}));  // every frame is painted as it comes
+    encoding.set("video_reinit", true);
+    encoding.set("video_scaling", o.video_scaling);
+  }
   encoding.set("rgb_formats", Value::string_list(o.rgb_formats));
   encoding.set("rgb_lz4", o.lz4);
   encoding.set("flush", true);
@@ -146,7 +165,16 @@ Value Session::make_hello_31() const {
   caps.set("encoding.rgb_zlib", true);
   caps.set("encoding.rgb_lz4", true);
   caps.set("encoding.transparency", false);
-  caps.set("encoding.video_scaling", false);
+  if (offers_video(o)) {
+    caps.set("encoding.full_csc_modes", full_csc_modes(o));
+    caps.set("encoding.video_max_size", Value::list({o.video_max_width, o.video_max_height}));
+    caps.set("encoding.video_b_frames", Value::list({}));  // every frame is painted as it comes
+    caps.set("encoding.video_reinit", true);
+    caps.set("encoding.video_scaling", o.video_scaling);
+    caps.set("encoding.csc_atoms", true);
+  } else {
+    caps.set("encoding.video_scaling", false);
+  }
   if (o.delta_buckets > 0) {
     caps.set("encoding.supports_delta", Value::string_list(o.delta_encodings));
     caps.set("encoding.delta_buckets", o.delta_buckets);

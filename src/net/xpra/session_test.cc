@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <functional>
+
 #include <algorithm>
 #include <atomic>
 #include <thread>
@@ -26,7 +28,8 @@ struct Harness {
   std::unique_ptr<Session> session;
 
   explicit Harness(FrameLimits limits = {}, std::string password = "",
-                   std::optional<PacketEncoder> encoder = std::nullopt) {
+                   std::optional<PacketEncoder> encoder = std::nullopt,
+                   std::function<void(SessionOptions&)> adjust = {}) {
     SessionOptions o;
     o.packet_encoder = encoder;
     o.url = peer.url();
@@ -38,6 +41,7 @@ struct Harness {
       MutexLock lock(log_mu);
       log_lines.emplace_back(l);
     };
+    if (adjust) adjust(o);
     auto s = Session::start(std::move(o), listener);
     EXPECT_TRUE(s.ok()) << s.error().message();
     if (s.ok()) session = std::move(*s);
@@ -103,6 +107,55 @@ TEST(XpraSession, HelloSpeaksRencodeplusWith6xCapabilities) {
   EXPECT_NE(std::find(caps.find("digest")->as_list().begin(), caps.find("digest")->as_list().end(), Value("hmac+sha256")), caps.find("digest")->as_list().end());
   EXPECT_EQ(caps.find("bencode"), nullptr);  // no 3.1 keys
   EXPECT_EQ(caps.find("encoding.delta_buckets"), nullptr);
+}
+
+// Video codings are advertised with their colourspaces, the size limit and no B-frames, in
+// both hellos, and only for video codings that are also offered.
+void offer_video(SessionOptions& o) {
+  o.encodings = {"rgb24", "h264", "vp8"};
+  o.video_csc_modes = {{"h264", {"YUV420P", "YUV444P"}}, {"vp8", {"YUV420P"}},
+                       {"vp9", {"YUV420P"}}};
+  o.video_max_width = 4096;
+  o.video_max_height = 2048;
+}
+
+TEST(XpraSession, HellosAdvertiseTheVideoCodingsOffered) {
+  for (auto encoder : {PacketEncoder::Rencodeplus, PacketEncoder::Bencode}) {
+    Harness h({}, "", encoder, offer_video);
+    auto hello = h.peer.wait_packet("hello");
+    ASSERT_TRUE(hello);
+    const Value& caps = hello->as_list()[1];
+    const bool v6 = encoder == PacketEncoder::Rencodeplus;
+    auto get = [&](const std::string& key) -> const Value* {
+      if (!v6) return caps.find("encoding." + key);
+      const Value* enc = caps.find("encoding");
+      return enc ? enc->find(key) : nullptr;
+    };
+    const Value* csc = get("full_csc_modes");
+    ASSERT_NE(csc, nullptr);
+    ASSERT_NE(csc->find("h264"), nullptr);
+    EXPECT_EQ(csc->find("h264")->as_list(), Value::string_list({"YUV420P", "YUV444P"}).as_list());
+    ASSERT_NE(csc->find("vp8"), nullptr);
+    EXPECT_EQ(csc->find("vp9"), nullptr) << "vp9 is not in encodings";
+    ASSERT_NE(get("video_max_size"), nullptr);
+    EXPECT_EQ(get("video_max_size")->as_list(), Value::list({4096, 2048}).as_list());
+    ASSERT_NE(get("video_b_frames"), nullptr);
+    EXPECT_TRUE(get("video_b_frames")->as_list().empty());
+    EXPECT_EQ(caps.find("encodings")->as_list(),
+              Value::string_list({"rgb24", "h264", "vp8"}).as_list());
+  }
+  // No video coding offered: no video capabilities.
+  for (auto encoder : {PacketEncoder::Rencodeplus, PacketEncoder::Bencode}) {
+    Harness h({}, "", encoder, [](SessionOptions& o) {
+      o.video_csc_modes = {{"h264", {"YUV420P"}}};  // known, but not in encodings
+    });
+    auto hello = h.peer.wait_packet("hello");
+    ASSERT_TRUE(hello);
+    const Value& caps = hello->as_list()[1];
+    EXPECT_EQ(caps.find("encoding.video_max_size"), nullptr);
+    if (const Value* enc = caps.find("encoding"); enc && enc->is_dict())
+      EXPECT_EQ(enc->find("video_max_size"), nullptr);
+  }
 }
 
 // Forced bencode: xpra 3.1's flat capabilities, the preferred coding as a string, delta

@@ -5,6 +5,7 @@
 //   paint_engine_queue.cc    the per-window queues and their order, the UI thread's completion
 //                            of items, acks, shutdown
 //   paint_engine_workers.cc  the CPU decode workers
+//   video_draws.cc           video draws (h264, vp8, vp9): one decoder per window, on the UI thread
 //   paint_engine_gpu.cc      the GPU route: the GPU thread's batch decodes, the texture copies,
 //                            the fence watcher and the acks pending on it
 #pragma once
@@ -21,6 +22,7 @@
 #include <thread>
 #include <vector>
 
+#include "pixpath/codecs/video_decoder.h"
 #include "pixpath/core/thread_annotations.h"
 #include "pixpath/paint/paint_engine.h"
 
@@ -35,7 +37,8 @@ inline int64_t micros(Clock::duration d) {
 enum class Kind { Draw, WindowNew, WindowResize, WindowLost };
 
 // How a jpeg/jpega draw is decoded (GpuMode::Off: always Cpu).
-enum class Route { Cpu, GpuTexture, GpuHost };
+// Video: decoded on the UI thread at its turn, by the window's stream decoder (video_draws.cc).
+enum class Route { Cpu, GpuTexture, GpuHost, Video };
 enum class GpuMode { Off, Texture, Host };
 
 enum class State {
@@ -138,6 +141,8 @@ struct PaintEngine::Impl {
   std::map<int64_t, int> pending_per_window;     // acks of a window in `pending`
   bool ack_in_place = false;                     // finish() acks at once (deliver_pending)
   std::map<int64_t, uint32_t> registered_textures;  // window -> texture given to the GPU decoder
+  // Video: each window's stream decoder (created, re-created and dropped by its draws).
+  std::map<int64_t, std::unique_ptr<codecs::VideoDecoder>> video_decoders;
 
   // Queue-full log rate limiting (guarded by mu).
   Clock::time_point last_full_log PIXPATH_GUARDED_BY(mu){};
@@ -165,6 +170,11 @@ struct PaintEngine::Impl {
   int run_ui_once();
   void start_direct(const ItemPtr& item);
   void shutdown();
+
+  // ---- video_draws.cc: video draws, decoded and painted on the UI thread in window order
+  void complete_video(Item& item);
+  // Flushes and drops the window's stream decoder (window lost, shutdown).
+  void drop_video_decoder(int64_t wid);
 
   // ---- paint_engine_workers.cc: the CPU decode workers
   void worker_loop();

@@ -122,6 +122,12 @@ struct SessionOptions {
   std::vector<std::string> rgb_formats{"BGRX", "BGRA", "RGBX", "RGBA", "RGB", "BGR"};
   int quality = -1;                    // -1: let the server choose
   std::vector<std::string> delta_encodings{"rgb24", "rgb32", "png"};  // "supports_delta"
+  // Video codings (h264, vp8, vp9): the input colourspaces each takes ("full_csc_modes"),
+  // advertised only for the codings also in `encodings`; empty: no video. The client fills it
+  // from the codings this build decodes (codecs::video_csc_modes).
+  std::map<std::string, std::vector<std::string>> video_csc_modes;
+  int video_max_width = 8192, video_max_height = 8192;  // "video_max_size"
+  bool video_scaling = true;  // the server may send scaled_size frames (painted scaled)
   int delta_buckets = 5;               // 0 disables delta
   int desktop_width = 1920, desktop_height = 1080;
   bool share = true;                   // share the session with other clients
