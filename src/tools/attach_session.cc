@@ -143,7 +143,7 @@ int run_attach_session(const AttachOptions& o, std::ostream& out, std::ostream& 
   for (const auto& e : paintable) have += (have.empty() ? "" : ", ") + e;
   std::vector<std::string> encodings;
   for (const auto& e : o.encodings.empty() ? paintable : o.encodings) {
-    if (e == "scroll") continue;  // always offered (below)
+    if (e == "scroll") continue;  // painted by the engine itself (below)
     if (std::find(paintable.begin(), paintable.end(), e) == paintable.end()) {
       err << who << "cannot paint --encodings '" << e << "' (this build paints: " << have << ")\n";
       return 2;
@@ -155,7 +155,11 @@ int run_attach_session(const AttachOptions& o, std::ostream& out, std::ostream& 
         << (o.encodings.empty() ? "" : "; --encodings offers only some of them") << ")\n";
     return 2;
   }
-  encodings.push_back("scroll");  // painted by the engine itself
+  // scroll is painted by the engine itself: offered by default, and with --encodings only
+  // where listed (a user's list is what the server gets).
+  if (o.encodings.empty() ||
+      std::find(o.encodings.begin(), o.encodings.end(), "scroll") != o.encodings.end())
+    encodings.push_back("scroll");
 
   // Windowed where a display exists (x11 or gl-window: choose_backing), else headless on the
   // CPU backing (silently without a display: that is the documented default, not a surprise).

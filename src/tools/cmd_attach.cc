@@ -64,7 +64,8 @@ void add_session_options(CLI::App& cmd, AttachOptions& o) {
       ->capture_default_str();
   cmd.add_option("--encodings", o.encodings,
                  "Offer only these codings, comma-separated (default: every coding this build "
-                 "paints; xpra 6.x sends an xterm as jpeg when png and webp are not offered)")
+                 "paints, scroll included; a list offers scroll only where it names it; xpra 6.x "
+                 "sends an xterm as jpeg when png and webp are not offered)")
       ->delimiter(',');
   cmd.add_option("--decoder", o.decoder,
                  "jpeg/jpega decoder: cpu, gpu (nvJPEG; fails without one) or auto (gpu when "
