@@ -199,7 +199,9 @@ class FakeGpuDecoder final : public GpuDrawDecoder {
     return ok();
   }
   int hardware_engines() const override { return engines; }
-  int engines = 0;
+  // As a GPU with engines: colour baseline draws are for the GPU (gpu_exactness_refusal), and 4
+  // engines give the auto batch limit a GPU without engines has (8).
+  int engines = 4;
 
   void signal_all() {
     std::lock_guard l(mu);
