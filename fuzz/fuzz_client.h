@@ -35,15 +35,16 @@ inline int paint_draw(paint::CpuBacking& backing, paint::DeltaBuckets& buckets,
   const codecs::Decoder* d = codecs::CodecRegistry::builtin().decoder(p.coding);
   if (!d) return -1;
   const codecs::DecodeLimits limits = codecs::fuzz::fuzz_limits();
+  std::vector<Error> warnings;
   if (internal::direct_capable(p, *d, backing.format())) {
     auto target = backing.begin_direct(p.wid, Rect{p.x, p.y, p.w, p.h});
     if (target.ok()) {
-      auto r = internal::decode_direct(p, *d, target->view, limits);
+      auto r = internal::decode_direct(p, *d, target->view, limits, warnings);
       if (!backing.end_direct(*target, r.ok()).ok()) std::abort();  // must always close
       return r.ok() ? 1 : -1;
     }
   }
-  auto pic = internal::decode_private(p, *d, backing.format(), limits);
+  auto pic = internal::decode_private(p, *d, backing.format(), limits, warnings);
   if (!pic.ok()) return -1;
   Picture picture = std::move(pic).value();
   if (p.options.delta || p.options.store) {

@@ -167,6 +167,58 @@ TEST(Cli, GpuDecoderWithoutAGpuSaysWhy) {
   EXPECT_NE(autoplay.out.find("decoder cpu"), std::string::npos) << autoplay.out;
 }
 
+// Damaged JPEGs are never silent (issue 15): decoded and written, the warnings on stderr as
+// djpeg prints them, exit status 3 (documented in --help); CMYK/YCCK and arithmetic-coded files
+// decode. With a GPU, --gpu sends what the GPU refuses (truncated, arithmetic, CMYK) to the CPU
+// with a notice, and gives the same status.
+TEST(Cli, DecodeWarnsAboutDamagedJpegsAndReadsCmykAndArithmetic) {
+  TempDir tmp;
+  const std::string jpegs = test_data_dir() + "/jpeg/";
+  auto help = pixpath(tmp, {"decode", "--help"});
+  EXPECT_NE(help.out.find("3 decoded with warnings"), std::string::npos) << help.out;
+  auto info = nlohmann::json::parse(pixpath(tmp, {"info", "--json"}).out);
+  const bool gpu = info["gpu"].value("available", false);
+  struct Case {
+    const char* file;
+    int status;
+    const char* warning;  // on stderr; nullptr: none
+    const char* gpu_notice;  // with --gpu: why the GPU did not take it; nullptr: it did
+  };
+  for (const Case& c : {Case{"cjpeg-q75-truncated.jpg", 3, "Premature end of JPEG file", "EOI"},
+                        Case{"cjpeg-q75-bitflips.jpg", 3, "Corrupt JPEG data", nullptr},
+                        Case{"cjpeg-q75.jpg", 0, nullptr, nullptr},
+                        Case{"pillow-cmyk-q90.jpg", 0, nullptr, "CMYK"},
+                        Case{"turbojpeg-ycck-420-q85.jpg", 0, nullptr, "CMYK"},
+                        Case{"cjpeg-arithmetic-q80.jpg", 0, nullptr, "arithmetic"}}) {
+    SCOPED_TRACE(c.file);
+    auto d = pixpath(tmp, {"decode", jpegs + c.file, "-o", tmp / "out.png"});
+    EXPECT_EQ(d.exit_code, c.status) << d.err;
+    EXPECT_TRUE(std::filesystem::exists(tmp / "out.png"));
+    if (c.warning) {
+      EXPECT_EQ(count_lines(d.err), 1) << d.err;
+      EXPECT_EQ(d.err.rfind("pixpath decode: warning: jpeg decode: ", 0), 0u) << d.err;
+      EXPECT_NE(d.err.find(c.warning), std::string::npos) << d.err;
+      EXPECT_NE(d.out.find("with 1 warning"), std::string::npos) << d.out;
+    } else {
+      EXPECT_TRUE(d.err.empty()) << d.err;
+    }
+    std::filesystem::remove(tmp / "out.png");
+    if (!gpu) continue;
+    auto g = pixpath(tmp, {"decode", jpegs + c.file, "-o", tmp / "out.png", "--gpu"});
+    if (c.gpu_notice) {
+      EXPECT_EQ(g.exit_code, c.status) << g.err;
+      EXPECT_NE(g.err.find("pixpath decode: notice: not on the GPU"), std::string::npos) << g.err;
+      EXPECT_NE(g.err.find(c.gpu_notice), std::string::npos) << g.err;
+      EXPECT_NE(g.out.find("(on the CPU)"), std::string::npos) << g.out;
+    } else {
+      // nvJPEG decodes a bit-flipped stream without a word; only the CPU path can say.
+      EXPECT_EQ(g.exit_code, 0) << g.err;
+      EXPECT_NE(g.out.find("(on the GPU)"), std::string::npos) << g.out;
+    }
+    EXPECT_TRUE(std::filesystem::exists(tmp / "out.png"));
+  }
+}
+
 // Every value is checked while the command line is parsed (src/tools/option_values.h): a bad
 // one is exit status 2 and one line that names the option and what it wants.
 TEST(Cli, BadValuesExitTwoNamingTheOption) {

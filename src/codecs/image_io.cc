@@ -106,7 +106,7 @@ std::string sniff_image(std::span<const uint8_t> b) {
   return "";
 }
 
-Result<Picture> read_image(std::span<const uint8_t> bytes, const std::optional<RawImageSpec>& raw) {
+Result<DecodeResult> decode_image(std::span<const uint8_t> bytes, const std::optional<RawImageSpec>& raw) {
   const auto& reg = CodecRegistry::builtin();
   if (raw) {
     const bool four = internal::packed_bpp(raw->format) == 4;
@@ -118,21 +118,27 @@ Result<Picture> read_image(std::span<const uint8_t> bytes, const std::optional<R
     p.height = raw->height;
     p.rowstride = raw->rowstride;
     p.options = &o;
-    PIXPATH_TRY(DecodeResult r, d->decode(SharedBytes::copy_of(bytes), p));
-    return std::move(r.picture);
+    return d->decode(SharedBytes::copy_of(bytes), p);
   }
   const std::string kind = sniff_image(bytes);
   if (kind.empty()) {
     return codec_error("image", ErrorCode::Unsupported, "read",
                        "not a JPEG, PNG, WebP or PNM file (raw rgb needs a size and rgb_format)");
   }
-  if (kind == "pnm") return read_pnm(bytes);
+  if (kind == "pnm") {
+    PIXPATH_TRY(Picture pic, read_pnm(bytes));
+    return DecodeResult{std::move(pic), {}};
+  }
   const Decoder* d = reg.decoder(kind);
   DecodeParams p;
   PIXPATH_TRY(ImageInfo inf, d->inspect(bytes, p));
   PixelFormat f = inf.has_alpha ? PixelFormat::RGBA : PixelFormat::RGB;
   if (inf.natural_format == PixelFormat::GRAY8) f = PixelFormat::GRAY8;
-  PIXPATH_TRY(DecodeResult r, d->decode(SharedBytes::copy_of(bytes), p, f));
+  return d->decode(SharedBytes::copy_of(bytes), p, f);
+}
+
+Result<Picture> read_image(std::span<const uint8_t> bytes, const std::optional<RawImageSpec>& raw) {
+  PIXPATH_TRY(DecodeResult r, decode_image(bytes, raw));
   return std::move(r.picture);
 }
 
@@ -162,11 +168,16 @@ Result<void> write_file(const std::string& path, std::span<const uint8_t> bytes)
   return ok();
 }
 
-Result<Picture> read_image_file(const std::string& path, const std::optional<RawImageSpec>& raw) {
+Result<DecodeResult> decode_image_file(const std::string& path, const std::optional<RawImageSpec>& raw) {
   PIXPATH_TRY(auto data, read_file(path));
-  auto pic = read_image(data, raw);
-  if (!pic.ok()) return pic.error().within(pic.error().subject(), path + ": " + pic.error().stage());
-  return pic;
+  auto r = decode_image(data, raw);
+  if (!r.ok()) return r.error().within(r.error().subject(), path + ": " + r.error().stage());
+  return r;
+}
+
+Result<Picture> read_image_file(const std::string& path, const std::optional<RawImageSpec>& raw) {
+  PIXPATH_TRY(DecodeResult r, decode_image_file(path, raw));
+  return std::move(r.picture);
 }
 
 Result<Picture> read_image_as(std::span<const uint8_t> bytes, PixelFormat format) {

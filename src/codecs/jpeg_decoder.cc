@@ -4,7 +4,8 @@
 // by tjDecompress2 with the destination's pitch: no intermediate buffer. Planar outputs
 // (YUV420P / YUV422P / YUV444P, GRAY8 for gray JPEGs) take the JPEG's own samples without
 // colour conversion and must match its subsampling; 4:4:0 and 4:1:1 JPEGs (and JPEGs coded in
-// RGB) have no planar pixpath format and decode to packed RGB only. CMYK/YCCK are refused.
+// RGB) have no planar pixpath format and decode to packed RGB only. CMYK/YCCK decode to packed
+// RGB formats only, converted as Pillow converts them (turbojpeg_decode.h).
 // decode() without a format gives RGBX (4 bytes per pixel, what xpra's own client asks for).
 #include <turbojpeg.h>
 

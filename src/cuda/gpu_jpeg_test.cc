@@ -6,7 +6,10 @@
 // Measured on the H200 (2026-11-30): pictures decoded by the hardware engines are identical to
 // tjDecompress2 (max 0); the decoupled backends (HYBRID / GPU_HYBRID: progressive, gray, or
 // asked for) differ by at most 3 levels, mean |d| at most 0.09 per channel. The tests allow
-// mean |d| <= 0.25 and max <= 4 (kMeanTolerance, kMaxTolerance).
+// mean |d| <= 0.25 and max <= 4 (kMeanTolerance, kMaxTolerance). Since issue 15 the route
+// (auto) refuses colour pictures that would not go to the engines (progressive, extended,
+// 4:4:0: paint::gpu_exactness_refusal); asked by name, the decoupled backends still decode them
+// here. The +-1 sweep over qualities is gpu_exactness_test.cc.
 #include <cuda_runtime_api.h>
 #include <gtest/gtest.h>
 
@@ -192,6 +195,15 @@ class GpuJpegTest : public ::testing::Test {
     EXPECT_TRUE(d.within()) << d.str();
   }
 
+  // The GPU route refuses this picture (auto backend): Unsupported, stage "gpu route".
+  void expect_refused(const std::vector<uint8_t>& jpeg, const std::string& why) {
+    auto r = dec().decode_to_host(jpeg, {});
+    ASSERT_FALSE(r.ok());
+    EXPECT_EQ(r.error().code(), ErrorCode::Unsupported);
+    EXPECT_EQ(r.error().stage(), "gpu route");
+    EXPECT_NE(r.error().reason().find(why), std::string::npos) << r.error().message();
+  }
+
   static inline std::unique_ptr<GpuJpegDecoder> decoder_;
   static inline std::string skip_reason_;
 };
@@ -201,6 +213,8 @@ TEST_F(GpuJpegTest, MatchesLibjpegTurboAcrossSubsamplingsAndSizes) {
     const char* name;
     EncodeOptions o;
   };
+  // 4:4:0 is not for the engines: auto refuses it (gpu_exactness_refusal), HYBRID asked by name
+  // decodes it (the kernel's h1v2 upsampling).
   const Case cases[] = {{"4:2:0", {2, 2}}, {"4:2:2", {2, 1}}, {"4:4:4", {1, 1}}, {"4:4:0", {1, 2}},
                         {"gray", {1, 1, true}}};
   const int sizes[][2] = {{1920, 1080}, {641, 479}, {33, 17}, {1, 1}, {17, 2}};
@@ -208,7 +222,10 @@ TEST_F(GpuJpegTest, MatchesLibjpegTurboAcrossSubsamplingsAndSizes) {
     for (const auto& s : sizes) {
       auto rgb = screen_like(s[0], s[1], 7);
       const auto px = c.o.gray ? to_gray(rgb) : rgb;
-      check(std::string(c.name) + " baseline q75", encode(px, s[0], s[1], c.o), s[0], s[1]);
+      const bool engines_only = std::string(c.name) == "4:4:0";
+      check(std::string(c.name) + " baseline q75", encode(px, s[0], s[1], c.o), s[0], s[1],
+            engines_only ? GpuBackend::Hybrid : GpuBackend::Auto);
+      if (engines_only) expect_refused(encode(px, s[0], s[1], c.o), "sampling");
     }
 }
 
@@ -227,11 +244,15 @@ TEST_F(GpuJpegTest, RestartIntervalsAndProgressive) {
   EncodeOptions rst{2, 2, false, 70, 2};
   check("4:2:0 q70 restart every 2 MCU rows", encode(rgb, 1920, 1080, rst), 1920, 1080);
   EncodeOptions prog{2, 2, false, 75, 0, true};
-  check("4:2:0 progressive (auto)", encode(rgb, 1920, 1080, prog), 1920, 1080);
+  // Colour progressive: not for the engines, so auto refuses it (the CPU decodes it); asked by
+  // name, the decoupled backends decode it.
+  expect_refused(encode(rgb, 1920, 1080, prog), "progressive");
   check("4:2:0 progressive (asked gpu_hybrid)", encode(rgb, 1920, 1080, prog), 1920, 1080, GpuBackend::GpuHybrid);
   auto small = screen_like(301, 199, 12);
   EncodeOptions prog444{1, 1, false, 90, 0, true};
-  check("4:4:4 progressive", encode(small, 301, 199, prog444), 301, 199);
+  check("4:4:4 progressive (asked hybrid)", encode(small, 301, 199, prog444), 301, 199, GpuBackend::Hybrid);
+  EncodeOptions prog_gray{1, 1, true, 75, 0, true};
+  check("gray progressive (auto)", encode(to_gray(rgb), 1920, 1080, prog_gray), 1920, 1080);
 }
 
 TEST_F(GpuJpegTest, JpegaMergesAlpha) {
@@ -294,8 +315,8 @@ TEST_F(GpuJpegTest, DeviceOutputEqualsHostOutput) {
 }
 
 // decode_batch_to_device (the paint engine's GPU thread): one result per job in order, the same
-// pixels as one decode_to_device per picture, pictures the engines do not take (progressive,
-// jpega) decoded one by one in the same call, a corrupt picture failing alone.
+// pixels as one decode_to_device per picture, pictures the engines do not take (gray
+// progressive, jpega) decoded one by one in the same call, a corrupt picture failing alone.
 TEST_F(GpuJpegTest, BatchToDeviceEqualsSingleDecodes) {
   struct Job {
     std::vector<uint8_t> data;
@@ -306,7 +327,7 @@ TEST_F(GpuJpegTest, BatchToDeviceEqualsSingleDecodes) {
   for (auto [w, h, seed] : {std::tuple{1280, 720, 31u}, std::tuple{641, 479, 32u}, std::tuple{33, 17, 33u},
                             std::tuple{1920, 1080, 34u}})
     jobs.push_back({encode(screen_like(w, h, seed), w, h, {2, 2, false, 60}), {}, w, h});
-  jobs.push_back({encode(screen_like(500, 300, 35), 500, 300, {1, 1, false, 80, 0, true}), {}, 500, 300});
+  jobs.push_back({encode(to_gray(screen_like(500, 300, 35)), 500, 300, {1, 1, true, 80, 0, true}), {}, 500, 300});
   {
     const int w = 300, h = 200;
     auto color = encode(screen_like(w, h, 36), w, h, {2, 2, false, 80});

@@ -132,7 +132,7 @@ Result<BatchState*> NvjpegEngine::batch_decode(const abi::DecodeRequest* request
       continue;
     }
     int unsupported = 1;
-    if (p->components != 3 ||
+    if (!for_the_engines(*p) ||
         nvjpegDecodeBatchedSupported(d_->hw_handle, js, &unsupported) != NVJPEG_STATUS_SUCCESS ||
         unsupported != 0)
       continue;  // decoded one by one

@@ -39,6 +39,15 @@ struct ParsedImage {
   unsigned comp_w[3] = {}, comp_h[3] = {};
 };
 
+// Whether a picture may go to the hardware JPEG engines: colour baseline (SOF0) only. The
+// engines also say yes (nvjpegDecodeBatchedSupported) to extended-sequential (SOF1) pictures
+// with 16-bit quantisation tables, cjpeg's output below quality ~25, and decode them wrong: up
+// to 236 levels off libjpeg-turbo on the H200 (driver 580.159, nvJPEG 13.0.1; issue 15,
+// docs/exactness.md); the decoupled backends decode those within 3.
+inline bool for_the_engines(const ParsedImage& p) {
+  return p.components == 3 && p.encoding == NVJPEG_ENCODING_BASELINE_DCT;
+}
+
 class NvjpegEngine final : public abi::Engine {
  public:
   explicit NvjpegEngine(std::shared_ptr<DeviceState> d) : d_(std::move(d)) {}

@@ -183,7 +183,7 @@ Result<std::optional<ParsedImage>> NvjpegEngine::decode_hardware(Slot& s, const 
   }
   PIXPATH_TRY(ParsedImage img, parse(d_->hw_handle, s.hw_stream, data, size, r, /*header_only=*/true));
   int unsupported = 1;
-  if (img.components != 3 ||
+  if (!for_the_engines(img) ||
       nvjpegDecodeBatchedSupported(d_->hw_handle, s.hw_stream, &unsupported) != NVJPEG_STATUS_SUCCESS ||
       unsupported != 0)
     return std::optional<ParsedImage>();

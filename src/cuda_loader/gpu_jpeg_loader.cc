@@ -9,7 +9,9 @@
 #include <cstdlib>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <string>
+#include <string_view>
 
 #include "cuda/module_abi.h"
 #include "pixpath/core/storage.h"
@@ -101,6 +103,30 @@ abi::DecodeRequest request(std::span<const uint8_t> data, const GpuDecodeParams&
   r.max_height = p.limits.max_height;
   r.max_pixels = p.limits.max_pixels;
   return r;
+}
+
+// The GPU route's refusals (paint::gpu_exactness_refusal: what the GPU cannot decode within +-1
+// of the CPU path, what nvJPEG cannot decode, truncated streams), checked before the module sees
+// the picture; the caller then decodes it on the CPU. Colour pictures count as exact only on
+// the hardware JPEG engines: the GPU has them and the request leaves the backend to nvJPEG; a
+// request that names a decoupled backend (measurements) gets it, exact or not.
+// PIXPATH_CUDA_ACCEPT_ALL=1 turns the check off (measurements only: the exactness sweep shows
+// what nvJPEG makes of those pictures).
+std::optional<Error> refusal(std::span<const uint8_t> data, const GpuDecodeParams& p, int engines) {
+  if (const char* all = std::getenv("PIXPATH_CUDA_ACCEPT_ALL"); all && std::string_view(all) == "1")
+    return std::nullopt;
+  const bool asked_decoupled = p.backend == GpuBackend::Hybrid || p.backend == GpuBackend::GpuHybrid;
+  const bool exact_engines = engines > 0 && !asked_decoupled;
+  std::optional<std::string> why;
+  if (p.alpha_offset && *p.alpha_offset > 0 && uint64_t(*p.alpha_offset) < data.size()) {
+    const auto split = size_t(*p.alpha_offset);
+    why = paint::gpu_exactness_refusal(data.first(split), exact_engines, !asked_decoupled);
+    if (!why && (why = paint::gpu_exactness_refusal(data.subspan(split), exact_engines, !asked_decoupled))) why = "alpha: " + *why;
+  } else {
+    why = paint::gpu_exactness_refusal(data, exact_engines, !asked_decoupled);
+  }
+  if (!why) return std::nullopt;
+  return Error(ErrorCode::Unsupported, "jpeg", "gpu route", *why + "; decode it on the CPU");
 }
 
 abi::TextureTarget texture_target(const GlTextureRegion& t) {
@@ -208,12 +234,14 @@ class LoadedGpuJpegDecoder final : public GpuJpegDecoder {
 
   Result<Picture> decode_to_device(std::span<const uint8_t> data,
                                    const GpuDecodeParams& params) const override {
+    if (auto e = refusal(data, params, engine_->hardware_engines())) return *e;
     PIXPATH_TRY(abi::DeviceImage img, engine_->decode_to_device(request(data, params)));
     return wrap_device_image(engine_, img);
   }
 
   Result<codecs::DecodeResult> decode_to_host(std::span<const uint8_t> data,
                                               const GpuDecodeParams& params) const override {
+    if (auto e = refusal(data, params, engine_->hardware_engines())) return *e;
     PIXPATH_TRY(abi::ImageHeader h, engine_->inspect(request(data, params)));
     PIXPATH_TRY(Picture pic, Picture::allocate(PixelFormat::RGBA, h.width, h.height));
     PIXPATH_TRY(PictureView view, pic.write());
@@ -227,36 +255,59 @@ class LoadedGpuJpegDecoder final : public GpuJpegDecoder {
   Result<std::shared_ptr<GpuFence>> decode_to_texture(std::span<const uint8_t> data,
                                                       const GpuDecodeParams& params,
                                                       const GlTextureRegion& target) const override {
+    if (auto e = refusal(data, params, engine_->hardware_engines())) return *e;
     PIXPATH_TRY(void* event, engine_->decode_to_texture(request(data, params), texture_target(target)));
     return std::shared_ptr<GpuFence>(std::make_shared<CudaFence>(engine_, event));
   }
 
   std::vector<Result<Picture>> decode_batch_to_device(std::span<const GpuDecodeJob> jobs) const override {
+    // Refused pictures get their error in place; the rest go to the module as one batch.
+    const int engines = engine_->hardware_engines();
+    std::vector<Result<Picture>> out(jobs.size(), Result<Picture>(Error(ErrorCode::Internal, "jpeg", "gpu batch",
+                                                                        "the GPU module returned no result")));
     std::vector<abi::DecodeRequest> requests;
+    std::vector<size_t> index;
     requests.reserve(jobs.size());
-    for (const auto& j : jobs) requests.push_back(request(j.data, j.params));
+    for (size_t i = 0; i < jobs.size(); ++i) {
+      if (auto e = refusal(jobs[i].data, jobs[i].params, engines)) {
+        out[i] = *e;
+        continue;
+      }
+      requests.push_back(request(jobs[i].data, jobs[i].params));
+      index.push_back(i);
+    }
+    if (requests.empty()) return out;
     auto images = engine_->decode_batch_to_device(requests.data(), requests.size());
-    std::vector<Result<Picture>> out;
-    out.reserve(images.size());
-    for (auto& img : images) {
-      if (img.ok())
-        out.push_back(wrap_device_image(engine_, *img));
+    for (size_t k = 0; k < images.size() && k < index.size(); ++k) {
+      if (images[k].ok())
+        out[index[k]] = wrap_device_image(engine_, *images[k]);
       else
-        out.push_back(img.error());
+        out[index[k]] = images[k].error();
     }
     return out;
   }
 
   std::vector<Result<void>> decode_batch_to_textures(std::span<const GpuTextureJob> jobs) const override {
+    std::vector<Result<void>> out(jobs.size(), Result<void>(ok()));
+    const int engines = engine_->hardware_engines();
     std::vector<abi::DecodeRequest> requests;
     std::vector<abi::TextureTarget> targets;
+    std::vector<size_t> index;
     requests.reserve(jobs.size());
     targets.reserve(jobs.size());
-    for (const auto& j : jobs) {
-      requests.push_back(request(j.data, j.params));
-      targets.push_back(texture_target(j.target));
+    for (size_t i = 0; i < jobs.size(); ++i) {
+      if (auto e = refusal(jobs[i].data, jobs[i].params, engines)) {
+        out[i] = *e;
+        continue;
+      }
+      requests.push_back(request(jobs[i].data, jobs[i].params));
+      targets.push_back(texture_target(jobs[i].target));
+      index.push_back(i);
     }
-    return engine_->decode_batch_to_textures(requests.data(), targets.data(), jobs.size());
+    if (requests.empty()) return out;
+    auto results = engine_->decode_batch_to_textures(requests.data(), targets.data(), requests.size());
+    for (size_t k = 0; k < results.size() && k < index.size(); ++k) out[index[k]] = std::move(results[k]);
+    return out;
   }
 
   Result<std::shared_ptr<GpuFence>> copy_to_textures(std::span<const GpuCopyJob> jobs) const override {

@@ -102,9 +102,9 @@ void PaintEngine::submit(DrawPacket packet) {
     const bool direct_capable = impl_->config.direct_decode &&
                                 internal::direct_capable(p, *item->decoder, impl_->format);
     if (impl_->gpu_mode != GpuMode::Off && gpu_codable(p) &&
-        int64_t(p.w) * p.h >= impl_->config.gpu_min_pixels) {
+        int64_t(p.w) * p.h >= impl_->config.gpu_min_pixels && !impl_->gpu_refuses(p)) {
       item->route = impl_->gpu_mode == GpuMode::Texture ? Route::GpuTexture : Route::GpuHost;
-    } else {  // the CPU's, small GPU-codable draws included (gpu_min_pixels)
+    } else {  // the CPU's, small GPU-codable draws and ones the GPU refuses included
       item->direct = direct_capable;
     }
   }

@@ -97,6 +97,28 @@ GpuDecodeParams PaintEngine::Impl::gpu_params(const DrawPacket& p) const {
   return params;
 }
 
+bool PaintEngine::Impl::gpu_refuses(const DrawPacket& p) {
+  const auto data = p.data.span();
+  const bool exact_engines = gpu->hardware_engines() > 0;
+  std::optional<std::string> why;
+  if (p.coding == "jpega" && p.options.alpha_offset && *p.options.alpha_offset > 0 &&
+      uint64_t(*p.options.alpha_offset) < data.size()) {
+    const auto split = size_t(*p.options.alpha_offset);
+    why = gpu_exactness_refusal(data.first(split), exact_engines);
+    if (!why) {
+      why = gpu_exactness_refusal(data.subspan(split), exact_engines);
+      if (why) why = "alpha: " + *why;
+    }
+  } else {
+    why = gpu_exactness_refusal(data, exact_engines);
+  }
+  if (!why) return false;
+  MutexLock lock(mu);
+  stats.gpu_routed_to_cpu++;
+  stats.last_gpu_route_reason = std::move(*why);
+  return true;
+}
+
 void PaintEngine::Impl::gpu_failed(Item& item, const Error& e) {
   item.route = Route::Cpu;
   item.decoder_used = "gpu->cpu";

@@ -16,6 +16,7 @@
 #include <thread>
 
 #include "paint/testing/test_support.h"
+#include "pixpath/codecs/image_io.h"
 #include "pixpath/codecs/registry.h"
 #include "pixpath/core/storage.h"
 #include "pixpath/paint/cpu_backing.h"
@@ -198,7 +199,9 @@ class FakeGpuDecoder final : public GpuDrawDecoder {
     return ok();
   }
   int hardware_engines() const override { return engines; }
-  int engines = 0;
+  // As a GPU with engines: colour baseline draws are for the GPU (gpu_exactness_refusal), and 4
+  // engines give the auto batch limit a GPU without engines has (8).
+  int engines = 4;
 
   void signal_all() {
     std::lock_guard l(mu);
@@ -664,6 +667,152 @@ TEST(PaintEngineGpu, ShutdownWaitsForOutstandingFences) {
   ASSERT_EQ(h.acks.acks.size(), 1u);
   EXPECT_GT(h.acks.acks[0].decode_time_us, 0);
   EXPECT_EQ(h.gpu->forgotten, (std::vector<uint32_t>{1001}));
+}
+
+std::vector<uint8_t> jpeg_file(const std::string& name) {
+  const char* root = std::getenv("PIXPATH_TEST_DATA");
+  EXPECT_NE(root, nullptr) << "PIXPATH_TEST_DATA is not set (ctest sets it)";
+  auto bytes = codecs::read_file(std::string(root ? root : ".") + "/jpeg/" + name);
+  EXPECT_TRUE(bytes.ok()) << (bytes.ok() ? "" : bytes.error().message());
+  return bytes.ok() ? std::move(bytes).value() : std::vector<uint8_t>{};
+}
+
+// gpu_exactness_refusal (gpu_draw_decoder.h) on the files of tests/data/jpeg (README.md there).
+TEST(GpuRoute, RefusesWhatTheGpuCannotDecodeExactly) {
+  struct Case {
+    const char* file;
+    const char* with_engines;     // the refusal's key words; nullptr: taken
+    const char* without_engines;
+  };
+  const Case cases[] = {
+      {"cjpeg-q75.jpg", nullptr, "no hardware JPEG engines"},
+      {"cjpeg-gray-progressive-q75.jpg", nullptr, nullptr},
+      {"cjpeg-progressive-q75.jpg", "progressive", "progressive"},
+      {"cjpeg-extended-q10.jpg", "extended sequential", "extended"},
+      {"cjpeg-440-q75.jpg", "sampling", "4:4:0"},
+      {"cjpeg-arithmetic-q80.jpg", "arithmetic", "arithmetic"},
+      {"pillow-cmyk-q90.jpg", "CMYK", "CMYK"},
+      {"turbojpeg-ycck-420-q85.jpg", "CMYK", "CMYK"},
+      {"cjpeg-q75-truncated.jpg", "EOI", "EOI"},
+      {"cjpeg-q75-bitflips.jpg", nullptr, "no hardware JPEG engines"},  // only a decode can tell
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.file);
+    const auto data = jpeg_file(c.file);
+    ASSERT_FALSE(data.empty());
+    for (const bool engines : {true, false}) {
+      const char* expect = engines ? c.with_engines : c.without_engines;
+      auto why = gpu_exactness_refusal(data, engines);
+      if (!expect) {
+        EXPECT_FALSE(why) << *why;
+      } else {
+        ASSERT_TRUE(why) << "taken, expected a refusal naming " << expect;
+        EXPECT_NE(why->find(expect), std::string::npos) << *why;
+      }
+    }
+    // Asked for a decoupled backend by name: only what nvJPEG cannot decode, and truncation.
+    auto named = gpu_exactness_refusal(data, false, /*exactness=*/false);
+    const std::string f = c.file;
+    const bool undecodable = f.find("arithmetic") != std::string::npos || f.find("cmyk") != std::string::npos ||
+                             f.find("ycck") != std::string::npos || f.find("truncated") != std::string::npos;
+    EXPECT_EQ(named.has_value(), undecodable) << (named ? *named : "taken");
+  }
+  // What the scan cannot read is left to the decoder.
+  const std::vector<uint8_t> garbage(100, 0x5a);
+  EXPECT_FALSE(gpu_exactness_refusal(garbage, true));
+}
+
+// The engine keeps refused draws off the GPU (counted, with the reason), decodes them on the
+// CPU, and counts a damaged draw's warnings per coding (painted anyway, never silently).
+TEST(PaintEngineGpu, RefusedDrawsStayOnTheCpuAndWarningsAreCounted) {
+  FakeTextureBacking b;
+  FakeGpuDecoder gpu(&b);
+  gpu.engines = 7;
+  Acks acks;
+  std::vector<std::string> log;
+  std::mutex log_mu;
+  PaintEngineConfig c;
+  c.decoder = DecoderChoice::Gpu;
+  c.gpu_decoder = std::shared_ptr<const GpuDrawDecoder>(&gpu, [](const GpuDrawDecoder*) {});
+  c.gpu_min_pixels = 0;
+  c.on_ack = acks.sink();
+  c.log = [&](std::string_view line) {
+    std::lock_guard l(log_mu);
+    log.emplace_back(line);
+  };
+  auto e = PaintEngine::create(b, c);
+  ASSERT_TRUE(e.ok()) << e.error().message();
+  const char* files[] = {"cjpeg-q75.jpg", "cjpeg-progressive-q75.jpg", "cjpeg-arithmetic-q80.jpg",
+                         "cjpeg-q75-truncated.jpg", "cjpeg-q75-bitflips.jpg"};
+  int64_t seq = 1;
+  for (const char* f : files) {
+    (*e)->window_new(seq, 96, 64);
+    DrawPacket p;
+    p.wid = seq;
+    p.sequence = seq;
+    p.w = 96;
+    p.h = 64;
+    p.coding = "jpeg";
+    p.data = SharedBytes::adopt(jpeg_file(f));
+    (*e)->submit(std::move(p));
+    ++seq;
+  }
+  ASSERT_TRUE((*e)->wait_idle(std::chrono::seconds(20)));
+  const auto st = (*e)->stats();
+  EXPECT_EQ(st.gpu_routed_to_cpu, 3);  // progressive, arithmetic, truncated
+  EXPECT_NE(st.last_gpu_route_reason.find("EOI"), std::string::npos) << st.last_gpu_route_reason;
+  EXPECT_EQ(gpu.decodes.load() + gpu.host_decodes.load(), 2);  // the intact and the bit-flipped one
+  // The truncated draw was decoded on the CPU with a warning; the bit-flipped one went to the
+  // (fake) GPU, which does not report damage.
+  ASSERT_EQ(st.decode_warnings.count("jpeg"), 1u);
+  EXPECT_EQ(st.decode_warnings.at("jpeg"), 1);
+  EXPECT_NE(st.last_decode_warning.find("Premature end of JPEG file"), std::string::npos) << st.last_decode_warning;
+  std::lock_guard l(acks.mu);
+  ASSERT_EQ(acks.acks.size(), 5u);
+  for (size_t i = 0; i < acks.acks.size(); ++i) {
+    const int64_t s = acks.acks[i].sequence;
+    EXPECT_GT(acks.acks[i].decode_time_us, 0) << s;  // all painted
+    EXPECT_EQ(acks.reports[i].warnings, s == 4 ? 1 : 0) << s;
+    EXPECT_EQ(acks.reports[i].decoder, s == 1 || s == 5 ? "gpu" : "cpu") << s;
+  }
+  std::lock_guard ll(log_mu);
+  EXPECT_EQ(std::count_if(log.begin(), log.end(),
+                          [](const std::string& line) { return line.find("Premature end of JPEG file") != std::string::npos; }),
+            1);
+}
+
+// On the CPU route: both damaged files warn, per coding, and the draws are painted.
+TEST(PaintEngineGpu, CpuRouteCountsWarningsOfDamagedDraws) {
+  CpuBacking b;
+  Acks acks;
+  PaintEngineConfig c;
+  c.on_ack = acks.sink();
+  c.log = [](std::string_view) {};
+  auto e = PaintEngine::create(b, c);
+  ASSERT_TRUE(e.ok());
+  int64_t seq = 1;
+  for (const char* f : {"cjpeg-q75-truncated.jpg", "cjpeg-q75-bitflips.jpg", "cjpeg-q75.jpg"}) {
+    (*e)->window_new(seq, 96, 64);
+    DrawPacket p;
+    p.wid = seq;
+    p.sequence = seq;
+    p.w = 96;
+    p.h = 64;
+    p.coding = "jpeg";
+    p.data = SharedBytes::adopt(jpeg_file(f));
+    (*e)->submit(std::move(p));
+    ++seq;
+  }
+  ASSERT_TRUE((*e)->wait_idle(std::chrono::seconds(20)));
+  const auto st = (*e)->stats();
+  EXPECT_EQ(st.decode_warnings.at("jpeg"), 2);
+  EXPECT_EQ(st.gpu_routed_to_cpu, 0);
+  std::lock_guard l(acks.mu);
+  ASSERT_EQ(acks.acks.size(), 3u);
+  for (size_t i = 0; i < 3; ++i) {
+    EXPECT_GT(acks.acks[i].decode_time_us, 0);
+    EXPECT_EQ(acks.reports[i].warnings, acks.acks[i].sequence == 3 ? 0 : 1);
+  }
 }
 
 }  // namespace

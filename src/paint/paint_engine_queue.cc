@@ -129,6 +129,8 @@ void PaintEngine::Impl::ack(const Item& item, int64_t decode_time_us, std::strin
     report.decode_us = micros(item.decode_end - item.decode_start);
   }
   report.paint_us = paint_us;
+  report.warnings = int(item.warnings.size());
+  if (!item.warnings.empty()) report.warning = item.warnings.front().message();
   report.total_us = std::max<int64_t>(1, micros(now - item.received));
   ack.decode_time_us = decode_time_us > 0 ? report.total_us : decode_time_us;
   {

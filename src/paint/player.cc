@@ -23,6 +23,8 @@ struct Samples {
     if (r.decoder == "gpu") stats.gpu++;
     else if (r.decoder == "gpu->cpu") stats.gpu_fallbacks++, stats.cpu++;
     else stats.cpu++;
+    stats.warnings += r.warnings;
+    if (r.warnings > 0) stats.warned_draws++;
     if (ack.decode_time_us > 0) {
       stats.painted++;
       if (r.direct) stats.direct++;
@@ -95,6 +97,9 @@ Result<PlayResult> play_recording(const PlayOptions& options, Backing& backing) 
     if (ack.decode_time_us < 0 && result.errors.size() < 20)
       result.errors.push_back("seq " + std::to_string(ack.sequence) + " wid " +
                               std::to_string(ack.wid) + ": " + ack.message);
+    if (report.warnings > 0 && result.warnings.size() < 20)
+      result.warnings.push_back("seq " + std::to_string(ack.sequence) + " wid " +
+                                std::to_string(ack.wid) + ": " + report.warning);
   };
   if (!options.snapshot_dir.empty()) {
     config.before_window_destroy = [&](int64_t wid) {
@@ -183,6 +188,8 @@ Result<PlayResult> play_recording(const PlayOptions& options, Backing& backing) 
     result.gpu_batched_max = st.gpu_batched_max;
     result.gpu_max_batch = st.gpu_max_batch;
     result.last_gpu_error = st.last_gpu_error;
+    result.gpu_routed_to_cpu = st.gpu_routed_to_cpu;
+    result.last_gpu_route_reason = st.last_gpu_route_reason;
   }
   report_progress(done, true);
 

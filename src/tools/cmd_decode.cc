@@ -1,7 +1,11 @@
 // `pixpath decode INPUT -o OUTPUT [--size WxH --rgb-format F [--rowstride N]] [--gpu]`: one
-// picture through the CPU decoders (codecs::read_image_file), or with --gpu a JPEG through
+// picture through the CPU decoders (codecs::decode_image_file), or with --gpu a JPEG through
 // nvJPEG (the GPU module), brought back to host memory; written as PNG/PPM/PAM by OUTPUT's
 // extension (codecs::write_image_file). CLI11 checks every value (option_values.h).
+// A JPEG the GPU route refuses (paint::gpu_exactness_refusal: arithmetic coding, CMYK/YCCK, a
+// colour picture the hardware JPEG engines do not decode, a truncated stream) or fails is
+// decoded on the CPU, with a notice on stderr. The decoder's warnings (a damaged stream that still decoded)
+// are printed on stderr and give exit status 3 (kDecodedWithWarnings): the output is written.
 #include <iostream>
 #include <memory>
 #include <string>
@@ -19,21 +23,33 @@ int fail(const Error& e) {
   return 1;
 }
 
-// INPUT (a picture file, or raw rgb bytes) -> the CPU decoders -> OUTPUT. Returns the exit
-// status.
-int decode_on_cpu(const std::string& input, const std::string& output,
-                  const std::optional<codecs::RawImageSpec>& raw) {
-  auto picture = codecs::read_image_file(input, raw);
-  if (!picture.ok()) return fail(picture.error());
-  auto view = picture->read();
+// Writes the picture, prints the warnings; the exit status.
+int finish(const codecs::DecodeResult& decoded, const std::string& input, const std::string& output,
+           std::string_view how) {
+  auto view = decoded.picture.read();
   if (!view.ok()) return fail(view.error());
   auto written = codecs::write_image_file(output, *view);
   if (!written.ok()) return fail(written.error());
-  std::cout << "decoded " << input << " -> " << output << "\n";
-  return 0;
+  for (const auto& w : decoded.warnings) std::cerr << "pixpath decode: warning: " << w.message() << "\n";
+  std::cout << "decoded " << input << " -> " << output << how;
+  if (!decoded.warnings.empty())
+    std::cout << " with " << decoded.warnings.size() << " warning" << (decoded.warnings.size() > 1 ? "s" : "")
+              << " (damaged data: the picture may be incomplete)";
+  std::cout << "\n";
+  return decoded.warnings.empty() ? 0 : kDecodedWithWarnings;
 }
 
-// JPEG file -> nvJPEG -> host RGBA -> OUTPUT. Returns the exit status.
+// INPUT (a picture file, or raw rgb bytes) -> the CPU decoders -> OUTPUT. Returns the exit
+// status.
+int decode_on_cpu(const std::string& input, const std::string& output,
+                  const std::optional<codecs::RawImageSpec>& raw, std::string_view how = "") {
+  auto decoded = codecs::decode_image_file(input, raw);
+  if (!decoded.ok()) return fail(decoded.error());
+  return finish(*decoded, input, output, how);
+}
+
+// JPEG file -> nvJPEG -> host RGBA -> OUTPUT; what the GPU refuses or fails goes to the CPU.
+// Returns the exit status.
 int decode_on_gpu(const std::string& input, const std::string& output, const std::string& device) {
   auto bytes = codecs::read_file(input);
   if (!bytes.ok()) return fail(bytes.error());
@@ -42,13 +58,12 @@ int decode_on_gpu(const std::string& input, const std::string& output, const std
   auto decoder = cuda::GpuJpegDecoder::create(options);
   if (!decoder.ok()) return fail(decoder.error());
   auto decoded = (*decoder)->decode_to_host(*bytes, {});
-  if (!decoded.ok()) return fail(decoded.error());
-  for (const auto& w : decoded->warnings) std::cerr << "pixpath decode: " << w.message() << "\n";
-  auto view = decoded->picture.read();
-  if (!view.ok()) return fail(view.error());
-  auto written = codecs::write_image_file(output, *view);
-  if (!written.ok()) return fail(written.error());
-  return 0;
+  if (!decoded.ok()) {
+    std::cerr << "pixpath decode: notice: not on the GPU: " << decoded.error().message()
+              << "; decoding on the CPU\n";
+    return decode_on_cpu(input, output, std::nullopt, " (on the CPU)");
+  }
+  return finish(*decoded, input, output, " (on the GPU)");
 }
 
 }  // namespace
@@ -58,6 +73,11 @@ void add_decode_command(CLI::App& app, int& exit_code) {
       "decode",
       "Decode a picture file (jpeg, png, webp, or raw rgb bytes with --size and --rgb-format) "
       "and write it as PNG/PPM (by OUTPUT's extension)");
+  cmd->footer(
+      "Exit status: 0 decoded; 1 failed (unreadable file, undecodable data, GPU unavailable "
+      "with --gpu); 2 bad arguments; 3 decoded with warnings: the data is damaged (e.g. "
+      "\"Premature end of JPEG file\", \"Corrupt JPEG data\"), the warnings are on stderr and "
+      "the output, written anyway, may be incomplete.");
   struct Args {
     std::string input, output, gpu_device;
     RawInputOptions raw;
@@ -71,7 +91,10 @@ void add_decode_command(CLI::App& app, int& exit_code) {
   auto [size, rgb_format] = add_raw_input_options(*cmd, a->raw);
   cmd->add_flag("--gpu", a->gpu,
                 "Decode a JPEG on the GPU (nvJPEG); fails clearly without one. JPEG files only: "
-                "raw rgb input is a CPU job")
+                "raw rgb input is a CPU job. JPEGs the GPU cannot decode as the CPU does "
+                "(arithmetic coding, CMYK/YCCK, progressive or extended colour, colour without "
+                "hardware JPEG engines, truncated) or fails on are decoded on the CPU, with a "
+                "notice on stderr")
       ->excludes(size)
       ->excludes(rgb_format);
   cmd->add_option("--gpu-device", a->gpu_device,

@@ -3,7 +3,8 @@
 //
 // Conventions shared by every subcommand:
 //   - exit status 0 on success, 1 when the work failed (file, network, decode), 2 on bad
-//     arguments (main.cc maps CLI11's parse errors to 2 as well);
+//     arguments (main.cc maps CLI11's parse errors to 2 as well), 3 (kDecodedWithWarnings,
+//     `decode` only) when the picture decoded with warnings (damaged data; output written);
 //   - errors are one line on stderr, "pixpath SUBCOMMAND: reason";
 //   - --json prints one JSON document on stdout and nothing else there.
 #pragma once
@@ -12,6 +13,9 @@
 #include <nlohmann/json.hpp>
 
 namespace pixpath::tools {
+
+// `pixpath decode`: the picture decoded, but the decoder warned (damaged data).
+inline constexpr int kDecodedWithWarnings = 3;
 
 // Registers the subcommand; its callback sets `exit_code` when it runs.
 void add_info_command(CLI::App& app, int& exit_code);

@@ -23,6 +23,7 @@ nlohmann::json coding_json(const CodingStats& s) {
           {"skipped", s.skipped},     {"direct", s.direct},
           {"bytes_in", s.bytes_in},   {"gpu", s.gpu},
           {"cpu", s.cpu},             {"gpu_fallbacks", s.gpu_fallbacks},
+          {"warnings", s.warnings},   {"warned_draws", s.warned_draws},
           {"queue", latency_json(s.queue)},
           {"decode", latency_json(s.decode)}, {"paint", latency_json(s.paint)},
           {"total", latency_json(s.total)}};
@@ -36,7 +37,7 @@ std::string ms(int64_t us) {
 
 void row(std::ostream& out, const CodingStats& s) {
   out << std::left << std::setw(8) << s.coding << std::right << std::setw(7) << s.draws
-      << std::setw(7) << s.errors << std::setw(7) << s.direct << std::setw(11) << s.bytes_in;
+      << std::setw(7) << s.errors << std::setw(7) << s.warnings << std::setw(7) << s.direct << std::setw(11) << s.bytes_in;
   for (const LatencySummary* l : {&s.decode, &s.paint, &s.total})
     out << "  " << std::setw(6) << ms(l->p50) << std::setw(7) << ms(l->p90) << std::setw(7)
         << ms(l->p99) << std::setw(8) << ms(l->max);
@@ -65,6 +66,9 @@ nlohmann::json play_result_json(const PlayResult& r) {
                       {"gpu_batched_max", r.gpu_batched_max},
                       {"gpu_max_batch", r.gpu_max_batch},
                       {"last_gpu_error", r.last_gpu_error},
+                      {"gpu_routed_to_cpu", r.gpu_routed_to_cpu},
+                      {"last_gpu_route_reason", r.last_gpu_route_reason},
+                      {"warnings", r.warnings},
                       {"all", coding_json(r.all)},
                       {"errors", r.errors},
                       {"snapshots", r.snapshots}};
@@ -83,7 +87,7 @@ void print_play_table(const PlayResult& r, std::ostream& out) {
   out << "decoder " << r.decoder << " (" << r.decoder_reason << ")\n";
   out << "latency in ms        decode p50/p90/p99/max        paint p50/p90/p99/max        "
          "total p50/p90/p99/max\n";
-  out << "coding    draws   errs direct   bytes_in\n";
+  out << "coding    draws   errs  warns direct   bytes_in\n";
   for (const auto& s : r.per_coding) row(out, s);
   row(out, r.all);
   for (const auto& s : r.per_coding)
@@ -96,7 +100,11 @@ void print_play_table(const PlayResult& r, std::ostream& out) {
         << "), " << r.gpu_copy_calls
         << " texture copy calls\n";
   if (!r.last_gpu_error.empty()) out << "last gpu error: " << r.last_gpu_error << "\n";
+  if (r.gpu_routed_to_cpu > 0)
+    out << "gpu route: " << r.gpu_routed_to_cpu << " draws decoded on the CPU instead (last: "
+        << r.last_gpu_route_reason << ")\n";
   for (const auto& e : r.errors) out << "error: " << e << "\n";
+  for (const auto& w : r.warnings) out << "warning: " << w << "\n";
   for (const auto& s : r.snapshots) out << "snapshot: " << s << "\n";
 }
 

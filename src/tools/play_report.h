@@ -14,7 +14,7 @@ namespace pixpath::tools {
 // "per_coding" and the totals under "all".
 nlohmann::json play_result_json(const paint::PlayResult& result);
 
-// A summary, then per coding (and "all"): draws, errors, direct decodes, bytes in and the
+// A summary, then per coding (and "all"): draws, errors, decoder warnings, direct decodes, bytes in and the
 // decode, paint and total latency percentiles in milliseconds; then the GPU's share, errors
 // and snapshots written.
 void print_play_table(const paint::PlayResult& result, std::ostream& out);

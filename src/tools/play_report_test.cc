@@ -86,5 +86,32 @@ TEST(PlayReport, TableHasARowPerCodingInMilliseconds) {
       << gpu_out.str();
 }
 
+// Damaged draws (decoder warnings) and draws the GPU route kept on the CPU are shown, never
+// silent (issue 15).
+TEST(PlayReport, WarningsAndGpuRouteRefusalsAreShown) {
+  paint::PlayResult r = sample_result();
+  r.per_coding.push_back(coding("jpeg", 4, 0, 900));
+  r.per_coding.back().warnings = 2;
+  r.per_coding.back().warned_draws = 2;
+  r.all.warnings = 2;
+  r.warnings = {"seq 7 wid 1: jpeg decode: Premature end of JPEG file (warning)"};
+  r.gpu_routed_to_cpu = 3;
+  r.last_gpu_route_reason = "arithmetic JPEG (nvJPEG decodes Huffman-coded DCT JPEGs only)";
+  const auto j = play_result_json(r);
+  EXPECT_EQ(j["per_coding"][2]["warnings"], 2);
+  EXPECT_EQ(j["per_coding"][2]["warned_draws"], 2);
+  EXPECT_EQ(j["all"]["warnings"], 2);
+  EXPECT_EQ(j["warnings"][0], r.warnings[0]);
+  EXPECT_EQ(j["gpu_routed_to_cpu"], 3);
+  EXPECT_EQ(j["last_gpu_route_reason"], r.last_gpu_route_reason);
+  std::ostringstream out;
+  print_play_table(r, out);
+  const std::string t = out.str();
+  EXPECT_NE(t.find(" warns "), std::string::npos) << t;
+  EXPECT_NE(t.find("warning: seq 7 wid 1: jpeg decode: Premature end of JPEG file"), std::string::npos) << t;
+  EXPECT_NE(t.find("gpu route: 3 draws decoded on the CPU instead (last: arithmetic JPEG"), std::string::npos)
+      << t;
+}
+
 }  // namespace
 }  // namespace pixpath::tools

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "pixpath/codecs/decoder.h"
 #include "pixpath/core/picture.h"
 #include "pixpath/core/result.h"
 
@@ -30,7 +31,15 @@ struct RawImageSpec {
 std::string sniff_image(std::span<const uint8_t> bytes);
 
 // Decodes image bytes (as sniff_image recognises them, or raw rgb when `raw` is given).
-// JPEG gives RGB (GRAY8 for gray JPEGs), PNG and WebP RGB or RGBA, PNM RGB, GRAY8 or RGBA.
+// JPEG gives RGB (GRAY8 for gray JPEGs; CMYK/YCCK JPEGs are converted to RGB, see the jpeg
+// decoder), PNG and WebP RGB or RGBA, PNM RGB, GRAY8 or RGBA. The result carries the decoder's
+// warnings (Severity::Warning): a damaged stream that still decoded ("Premature end of JPEG
+// file", "Corrupt JPEG data: ..."); its picture is usable but not what was encoded.
+Result<DecodeResult> decode_image(std::span<const uint8_t> bytes,
+                                  const std::optional<RawImageSpec>& raw = std::nullopt);
+Result<DecodeResult> decode_image_file(const std::string& path,
+                                       const std::optional<RawImageSpec>& raw = std::nullopt);
+// The same without the warnings, for callers that only compare pixels (tests, snapshots).
 Result<Picture> read_image(std::span<const uint8_t> bytes,
                            const std::optional<RawImageSpec>& raw = std::nullopt);
 Result<Picture> read_image_file(const std::string& path,

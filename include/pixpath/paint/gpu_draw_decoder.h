@@ -14,6 +14,7 @@
 #include <memory>
 #include <optional>
 #include <span>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -102,6 +103,30 @@ class GpuDrawDecoder {
   // How many hardware JPEG engines a batch spreads over; 0 when there are none.
   virtual int hardware_engines() const = 0;
 };
+
+// The GPU route's refusals, decided from the JPEG's headers before any decode (a bounded marker
+// scan, codecs/jpeg_tables.h): nullopt when the GPU path gives the CPU path's pixels (within
+// +-1 in every channel) for this stream, else the reason it is decoded on the CPU instead.
+// Measured on the H200 (docs/exactness.md): the hardware JPEG engines decode baseline colour
+// pictures exactly as libjpeg-turbo does at every quality 1-100; nvJPEG's decoupled backends
+// (HYBRID, GPU_HYBRID) decode gray pictures within 1 but colour ones only within 3. So:
+//   - a colour picture is taken only when it goes to the engines: baseline (SOF0), 4:4:4,
+//     4:2:2 or 4:2:0, and `exact_engines` (the GPU has hardware JPEG engines and the request
+//     leaves the backend to nvJPEG); progressive and extended-sequential colour pictures (the
+//     engines decode cjpeg's 16-bit-table files wrongly, up to 236 levels off), other
+//     samplings, and every colour picture on a GPU without engines are refused;
+//   - gray pictures are taken (baseline, extended, progressive);
+//   - what nvJPEG does not decode is refused: arithmetic coding, lossless, 12-bit samples,
+//     other than 1 or 3 components (CMYK / YCCK);
+//   - a stream that ends before its EOI marker is refused (truncated: nvJPEG decodes it
+//     silently; the CPU decoder reports it).
+// A stream the scan cannot read is not refused here: the decoder reports what is wrong with it.
+// `data` is one JPEG (for jpega: the colour JPEG and the alpha JPEG are checked one by one).
+// exactness = false (a caller that asked for a backend by name, GpuDecodeParams::backend
+// Hybrid / GpuHybrid, for measurements) keeps only the last two kinds of refusal.
+// Stateless; any thread.
+std::optional<std::string> gpu_exactness_refusal(std::span<const uint8_t> data, bool exact_engines,
+                                                 bool exactness = true);
 
 // Makes the GPU decoder when the engine decides it needs one (in PaintEngine::create()). Fails
 // with ErrorCode::Unavailable and a reason when no GPU decoder can be had on this machine.

@@ -46,7 +46,10 @@
 //     host memory: the documented fallback, for parity tests and `decode --gpu`).
 // The GPU route takes jpeg and jpega draws that are painted, unscaled and without delta/store
 // (those stay on the CPU); one under config.gpu_min_pixels is decoded on the CPU instead
-// (straight into the framebuffer when it can). They wait for the engine's GPU thread, which
+// (straight into the framebuffer when it can), and so is one that gpu_exactness_refusal()
+// (gpu_draw_decoder.h) keeps off the GPU: tables too coarse for the GPU to match the CPU
+// within +-1, arithmetic coding, CMYK, a truncated stream (stats().gpu_routed_to_cpu and
+// last_gpu_route_reason count and say why; its report says "cpu"). They wait for the engine's GPU thread, which
 // takes every such draw waiting (at most config.gpu_max_batch) and decodes them into CUDA
 // memory in one
 // decode_batch_to_device call: draws that arrive together, typically several windows updating
@@ -93,6 +96,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -128,6 +132,9 @@ struct PaintReport {
   int64_t decode_us = 0;   // decoding (worker)
   int64_t paint_us = 0;    // delta + paint (UI thread; GPU route: queuing the texture copy)
   int64_t total_us = 0;    // received -> painted (GPU route: the copy's event signalled)
+  // The decoder's warnings (damaged data that still decoded and was painted), and the first.
+  int warnings = 0;
+  std::string warning;
 };
 
 using AckSink = std::function<void(const DamageAck& ack, const PaintReport& report)>;
@@ -184,11 +191,21 @@ struct PaintEngineStats {
   std::string decoder_reason = "decoder cpu";
   int64_t gpu_decodes = 0;     // pictures decoded on the GPU
   int64_t gpu_fallbacks = 0;   // pictures the GPU failed, decoded on the CPU
+  // GPU-codable draws kept on the CPU before decoding by gpu_exactness_refusal()
+  // (gpu_draw_decoder.h: low-quality tables, arithmetic coding, CMYK, truncated), and the last
+  // reason.
+  int64_t gpu_routed_to_cpu = 0;
+  std::string last_gpu_route_reason;
   int64_t gpu_copy_calls = 0;  // copy_to_textures calls (several windows' draws per call)
   int64_t gpu_decode_calls = 0;  // decode_batch_to_device calls (gpu_decodes / this = mean batch)
   int64_t gpu_batched_max = 0;   // the most draws one of those calls took
   int gpu_max_batch = 0;         // the limit in force (config.gpu_max_batch, auto resolved)
   std::string last_gpu_error;
+  // Warnings of the CPU decoders per coding (damaged data that still decoded: the draw is
+  // painted, its report's `warnings` says how many), and the last one. The first, then at most
+  // one a second, also go to config.log.
+  std::map<std::string, int64_t> decode_warnings;
+  std::string last_decode_warning;
   int64_t refused_queue_full = 0;        // draws acked -1 because the queue was full
   // Video draws (h264, vp8, vp9; decoded on the UI thread by one stream decoder per window).
   int64_t video_draws = 0;          // video draws completed

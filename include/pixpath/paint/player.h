@@ -59,6 +59,9 @@ struct CodingStats {
   uint64_t bytes_in = 0;
   // Who decoded the painted and failed draws (PaintReport::decoder).
   int64_t gpu = 0, cpu = 0, gpu_fallbacks = 0;
+  // Decoder warnings (PaintReport::warnings: damaged data, painted anyway) and the draws that
+  // had them.
+  int64_t warnings = 0, warned_draws = 0;
   LatencySummary queue, decode, paint, total;
 };
 
@@ -81,9 +84,13 @@ struct PlayResult {
   int64_t gpu_batched_max = 0;         // the most pictures one GPU decode call took
   int gpu_max_batch = 0;               // the batch limit in force (PaintEngineStats)
   std::string last_gpu_error;
+  // GPU-codable draws the GPU route kept on the CPU before decoding (PaintEngineStats).
+  int64_t gpu_routed_to_cpu = 0;
+  std::string last_gpu_route_reason;
   std::vector<CodingStats> per_coding;  // sorted by coding
   CodingStats all;
   std::vector<std::string> errors;      // the first error messages (at most 20)
+  std::vector<std::string> warnings;    // the first decoder warnings (at most 20)
   std::vector<std::string> snapshots;   // files written
 };
 

@@ -4,6 +4,7 @@
 
 #include <climits>
 #include <cstring>
+#include <vector>
 
 #include "internal/codec_common.h"
 #include "pixpath/core/counters.h"
@@ -134,6 +135,48 @@ Result<void> check_tj(std::string_view coding, tjhandle h, int rc, std::vector<E
 // defaults), and a cap on progressive scans against scan-flood input.
 constexpr int kDecodeFlags = TJFLAG_ACCURATEDCT | TJFLAG_LIMITSCANS;
 
+// Pillow's MULDIV255: a * b / 255, rounded as Pillow rounds it.
+inline int muldiv255(int a, int b) {
+  const int t = a * b + 128;
+  return ((t >> 8) + t) >> 8;
+}
+
+// CMYK and YCCK JPEGs: TurboJPEG gives the stored CMYK samples (YCCK converted to CMYK by
+// libjpeg); they are taken as inverted (Adobe's convention, which Photoshop, Pillow and nearly
+// every CMYK JPEG writer follow; Pillow reads every CMYK JPEG so) and converted to RGB as Pillow
+// does (cmyk2rgb: r = (255 - k) - c * (255 - k) / 255, no colour management). Decoded into a
+// scratch buffer of 4 bytes a pixel, then converted row by row into the packed destination;
+// GRAY8 is refused (decode to RGB).
+Result<void> decode_cmyk_to_rgb(std::string_view coding, std::span<const uint8_t> data,
+                                const JpegHeader& header, const PictureView& dst, int pf,
+                                std::vector<Error>& warnings) {
+  if (pf == TJPF_GRAY) {
+    return codec_error(coding, ErrorCode::Unsupported, "decode",
+                       std::string("a ") + colorspace_name(header.colorspace) +
+                           " JPEG decodes to RGB formats, not GRAY8");
+  }
+  std::vector<uint8_t> cmyk(size_t(header.width) * size_t(header.height) * 4);
+  PIXPATH_TRY(tjhandle h, decompressor(coding));
+  const int rc = tjDecompress2(h, data.data(), static_cast<unsigned long>(data.size()), cmyk.data(),
+                               header.width, header.width * 4, header.height, TJPF_CMYK, kDecodeFlags);
+  PIXPATH_CHECK(check_tj(coding, h, rc, warnings));
+  const int bpp = tjPixelSize[pf];
+  const int ro = tjRedOffset[pf], go = tjGreenOffset[pf], bo = tjBlueOffset[pf];
+  const int xo = bpp == 4 ? 6 - ro - go - bo : -1;  // the fourth byte: alpha or padding
+  for (int y = 0; y < header.height; ++y) {
+    const uint8_t* s = cmyk.data() + size_t(y) * size_t(header.width) * 4;
+    uint8_t* d = dst.planes[0].unchecked_row(y);
+    for (int x = 0; x < header.width; ++x, s += 4, d += bpp) {
+      const int nk = s[3];  // 255 - k: the stored value is inverted
+      d[ro] = uint8_t(nk - muldiv255(255 - s[0], nk));
+      d[go] = uint8_t(nk - muldiv255(255 - s[1], nk));
+      d[bo] = uint8_t(nk - muldiv255(255 - s[2], nk));
+      if (xo >= 0) d[xo] = 0xFF;
+    }
+  }
+  return ok();
+}
+
 }  // namespace
 
 Result<JpegHeader> read_jpeg_header(std::string_view coding, std::span<const uint8_t> data,
@@ -156,12 +199,6 @@ Result<JpegHeader> read_jpeg_header(std::string_view coding, std::span<const uin
     return codec_error(coding, ErrorCode::CorruptData, "read header", reason);
   }
   if (auto e = check_decode_size(coding, hd.width, hd.height, params)) return *e;
-  if (hd.colorspace == TJCS_CMYK || hd.colorspace == TJCS_YCCK) {
-    return codec_error(coding, ErrorCode::Unsupported, "read header",
-                       std::string(colorspace_name(hd.colorspace)) +
-                           " JPEG: four-channel JPEGs are not supported (no xpra server sends "
-                           "them)");
-  }
   hd.detail = scan_markers(data) + " " + subsampling_name(hd.subsampling) + " " +
               colorspace_name(hd.colorspace);
   return hd;
@@ -192,6 +229,8 @@ Result<void> turbojpeg_decode_packed(std::string_view coding, std::span<const ui
   if (dst.planes[0].stride > size_t(INT_MAX)) {
     return codec_error(coding, ErrorCode::InvalidArgument, "decode", "destination stride too large");
   }
+  if (header.colorspace == TJCS_CMYK || header.colorspace == TJCS_YCCK)
+    return decode_cmyk_to_rgb(coding, data, header, dst, pf, warnings);
   PIXPATH_TRY(tjhandle h, decompressor(coding));
   const int rc = tjDecompress2(h, data.data(), static_cast<unsigned long>(data.size()),
                                dst.planes[0].data, header.width,

@@ -21,7 +21,7 @@ struct JpegHeader {
   std::string detail;   // "progressive 4:2:0 YCbCr, restart 2"
 };
 
-// Reads and checks the header (size against params, CMYK/YCCK refused).
+// Reads and checks the header (size against params).
 Result<JpegHeader> read_jpeg_header(std::string_view coding, std::span<const uint8_t> data,
                                     const DecodeParams& params);
 
@@ -30,6 +30,7 @@ bool turbojpeg_packed_format(PixelFormat format);
 
 // Decodes into a packed destination (RGB..ABGR, GRAY8) of exactly the header's size, with the
 // destination's pitch. A TurboJPEG warning is appended to `warnings`; a fatal error returned.
+// CMYK and YCCK JPEGs are converted to RGB as Pillow converts them (through a scratch buffer).
 Result<void> turbojpeg_decode_packed(std::string_view coding, std::span<const uint8_t> data,
                                      const JpegHeader& header, const PictureView& dst,
                                      std::vector<Error>& warnings);

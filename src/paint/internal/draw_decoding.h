@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string_view>
+#include <vector>
 
 #include "pixpath/codecs/decoder.h"
 #include "pixpath/core/picture.h"
@@ -31,11 +32,14 @@ bool direct_capable(const DrawPacket& packet, const codecs::Decoder& decoder, Pi
 
 // Decodes into a new picture: in `preferred` when the decoder writes it directly and the
 // packet does not use delta buckets (they need the pixels as the server XORed them), else in
-// the decoder's natural format. Checks the decoded size.
+// the decoder's natural format. Checks the decoded size. The decoder's warnings (damaged data
+// that still decoded) are appended to `warnings`.
 Result<Picture> decode_private(const DrawPacket& packet, const codecs::Decoder& decoder,
-                               PixelFormat preferred, const codecs::DecodeLimits& limits);
+                               PixelFormat preferred, const codecs::DecodeLimits& limits,
+                               std::vector<Error>& warnings);
 
 Result<void> decode_direct(const DrawPacket& packet, const codecs::Decoder& decoder,
-                           const PictureView& target, const codecs::DecodeLimits& limits);
+                           const PictureView& target, const codecs::DecodeLimits& limits,
+                           std::vector<Error>& warnings);
 
 }  // namespace pixpath::paint::internal

@@ -71,6 +71,7 @@ struct Item {
   Clock::time_point decode_start{}, decode_end{};
   Route route = Route::Cpu;
   std::string_view decoder_used = "cpu";
+  std::vector<Error> warnings;  // the CPU decoder's (damaged data that still decoded)
 };
 using ItemPtr = std::shared_ptr<Item>;
 
@@ -146,6 +147,9 @@ struct PaintEngine::Impl {
 
   // Queue-full log rate limiting (guarded by mu).
   Clock::time_point last_full_log PIXPATH_GUARDED_BY(mu){};
+  // Decode warnings: the last log line's time and the warnings since (count_warnings).
+  Clock::time_point last_warning_log PIXPATH_GUARDED_BY(mu){};
+  int64_t warnings_since_log PIXPATH_GUARDED_BY(mu) = 0;
   int64_t full_since_log PIXPATH_GUARDED_BY(mu) = 0;
 
   Impl(Backing& b, PaintEngineConfig c) : backing(b), config(std::move(c)), format(b.format()) {}
@@ -181,6 +185,8 @@ struct PaintEngine::Impl {
   void decode(Item& item);
   // A CPU decode of a draw the GPU failed after its worker was done (UI thread; rare).
   void redo_on_cpu(Item& item, const Error& e);
+  // Counts a decoded item's warnings in stats (per coding) and logs them (rate-limited).
+  void count_warnings(const Item& item);
 
   // ---- paint_engine_gpu.cc: the GPU route
   // The GPU thread: takes every GPU-routed draw waiting (at most config.gpu_max_batch) and
@@ -191,6 +197,9 @@ struct PaintEngine::Impl {
   void gpu_loop();
   void decode_gpu_batch(std::vector<ItemPtr>& batch);
   GpuDecodeParams gpu_params(const DrawPacket& p) const;
+  // Any thread (submit): true when gpu_exactness_refusal() keeps this draw off the GPU (counted
+  // in stats.gpu_routed_to_cpu, the reason in stats.last_gpu_route_reason).
+  bool gpu_refuses(const DrawPacket& p);
   void gpu_failed(Item& item, const Error& e);
   // Worker: the GPU part of a GpuHost draw (GpuTexture draws go to the GPU thread); false when
   // it must be decoded on the CPU.
