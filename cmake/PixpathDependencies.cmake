@@ -2,7 +2,7 @@
 find_package(PkgConfig REQUIRED)
 find_package(Threads REQUIRED)
 find_package(ZLIB REQUIRED)
-find_package(OpenSSL 3 REQUIRED COMPONENTS Crypto)  # HMAC for xpra password challenges
+find_package(OpenSSL 3 REQUIRED COMPONENTS SSL Crypto)  # HMAC for xpra password challenges, TLS (ssl://, wss://)
 pkg_check_modules(TURBOJPEG REQUIRED IMPORTED_TARGET libturbojpeg)
 pkg_check_modules(SPNG REQUIRED IMPORTED_TARGET spng)
 pkg_check_modules(WEBP REQUIRED IMPORTED_TARGET libwebp libwebpdemux)

@@ -56,12 +56,34 @@ TEST(Cli, InfoJson) {
   for (const char* c : {"lz4", "brotli", "zlib"})
     EXPECT_NE(std::find(j["xpra"]["packet_compressors"].begin(), j["xpra"]["packet_compressors"].end(), c),
               j["xpra"]["packet_compressors"].end()) << c;
-  EXPECT_FALSE(j["xpra"]["transports"].empty());
+  for (const char* t : {"tcp://", "ssl://", "ws://", "wss://", "ssh://", "socket://"}) {
+    bool listed = false;
+    for (const auto& form : j["xpra"]["transports"]) listed |= form.get<std::string>().starts_with(t);
+    EXPECT_TRUE(listed) << t << " in " << j["xpra"]["transports"].dump();
+  }
   auto human = pixpath(tmp, {"info"});
   EXPECT_NE(human.out.find("xpra packet encoders: rencodeplus, bencode"), std::string::npos) << human.out;
   EXPECT_EQ(human.exit_code, 0);
   EXPECT_NE(human.out.find("gpu:"), std::string::npos);
   EXPECT_NE(human.out.find("backings: "), std::string::npos);
+}
+
+// ssh:// with a fake "ssh" (--ssh runs any command, split like a shell command): one that
+// starts the stream, then dies; one that prints what xpra's remote command prints without an
+// xpra (after reading some of its input, as ssh does with the hello). Exit status 1 with the reason, no hang.
+TEST(Cli, SshChildFailuresExitOneSayingWhy) {
+  TempDir tmp;
+  auto dies = pixpath(tmp, {"attach", "ssh://user@host/7", "--headless", "--connect-timeout", "10", "--ssh",
+                            "sh -c 'printf \"P\\000\\000\\000\\000\\000\\001\\000\"; sleep 0.3; "
+                            "echo \"Connection to host closed.\" >&2; exit 255' fake-ssh"});
+  EXPECT_EQ(dies.exit_code, 1) << dies.err;
+  EXPECT_NE(dies.err.find("ssh exited with status 255 in the middle of the session"), std::string::npos)
+      << dies.err;
+  EXPECT_NE(dies.err.find("Connection to host closed."), std::string::npos) << dies.err;
+  auto none = pixpath(tmp, {"attach", "ssh://host/7", "--headless", "--ssh",
+                            "sh -c 'head -c 1 >/dev/null; echo \"no xpra command found\"; exit 1' fake-ssh"});
+  EXPECT_EQ(none.exit_code, 1) << none.err;
+  EXPECT_NE(none.err.find("--remote-xpra"), std::string::npos) << none.err;
 }
 
 TEST(Cli, EncodeThenDecode) {

@@ -263,6 +263,9 @@ int run_attach_session(const AttachOptions& o, std::ostream& out, std::ostream& 
     }
     so.packet_encoder = *enc;
   }
+  so.transport = o.transport;
+  // Off only by explicit choice; the transport logs a warning when it connects so.
+  if (o.ssl_insecure || o.ssl_verify_mode == "none") so.transport.tls.verify = false;
   so.password.file = o.password_file;  // else XPRA_PASSWORD (PasswordSource's default)
   so.connect_timeout = std::chrono::milliseconds(static_cast<int64_t>(o.connect_timeout_s * 1000));
   so.log = [who, tty](std::string_view line) {

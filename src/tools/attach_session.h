@@ -16,6 +16,7 @@
 #pragma once
 
 #include "pixpath/client/client_limits.h"
+#include "pixpath/net/xpra/connect.h"
 
 #include <iosfwd>
 #include <string>
@@ -25,7 +26,11 @@ namespace pixpath::tools {
 
 struct AttachOptions {
   std::string command = "attach";  // for messages: "pixpath <command>: ..."
-  std::string url;                 // tcp://HOST:PORT/, socket:///PATH, :N (xpra/endpoint.h)
+  std::string url;                 // tcp://, ssl://, ws://, wss://, ssh://, socket:///PATH, :N
+                                   // (xpra/endpoint.h)
+  xpra::TransportOptions transport;  // --ssl-..., --ssh, --remote-xpra, --socket-dir
+  std::string ssl_verify_mode = "required";  // xpra's --ssl-server-verify-mode
+  bool ssl_insecure = false;       // --ssl-insecure
   std::string encoding = "rgb24";  // preferred coding (xpra "encoding")
   int quality = -1;                // -1: the server's choice
   std::string password_file;       // else XPRA_PASSWORD; never a command-line value

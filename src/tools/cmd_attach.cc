@@ -14,9 +14,38 @@ namespace pixpath::tools {
 // Options shared by attach and record.
 void add_session_options(CLI::App& cmd, AttachOptions& o) {
   cmd.add_option("URL", o.url,
-                 "The xpra session: tcp://HOST:PORT/, socket:///PATH (a local Unix socket) or :N "
-                 "(the local session on display N, found as `xpra attach :N` finds it)")
+                 "The xpra session: tcp://HOST:PORT/, ssl://HOST[:PORT]/ (TLS, verified), "
+                 "ws://HOST[:PORT]/ or wss://HOST[:PORT]/ (websocket), ssh://[USER@]HOST[:PORT]/[N] "
+                 "(the system ssh runs `xpra _proxy` there), socket:///PATH (a local Unix socket) "
+                 "or :N (the local session on display N, found as `xpra attach :N` finds it)")
       ->required();
+  cmd.add_option("--ssl-ca-certs", o.transport.tls.ca_certs,
+                 "ssl://, wss://: verify the server's certificate against the authorities in this "
+                 "PEM file (or directory), e.g. the server's own certificate (default: the "
+                 "system's trust store)");
+  cmd.add_option("--ssl-server-verify-mode", o.ssl_verify_mode,
+                 "ssl://, wss://: required (default) verifies the certificate and the host name; "
+                 "none (as --ssl-insecure) does not (xpra's option; optional means required here)")
+      ->check(CLI::IsMember({"none", "optional", "required"}))
+      ->capture_default_str();
+  cmd.add_flag("--ssl-insecure", o.ssl_insecure,
+               "ssl://, wss://: do NOT verify the server's certificate or host name (encrypted, but "
+               "to whoever answers; a warning says so)");
+  cmd.add_option("--ssl-server-hostname", o.transport.tls.server_name,
+                 "ssl://, wss://: the name the server's certificate must carry (default: the host "
+                 "of the URL: a DNS name against its DNS names, an IP address against its IP "
+                 "addresses)");
+  cmd.add_option("--ssh", o.transport.ssh.command,
+                 "ssh://: the ssh command and its options, split like a shell command, e.g. "
+                 "\"ssh -p 2222 -i KEY -o StrictHostKeyChecking=no\" (auto: ssh -x)")
+      ->capture_default_str();
+  cmd.add_option("--remote-xpra", o.transport.ssh.remote_xpra,
+                 "ssh://: the xpra command on the remote host, tried in order (repeat the option; "
+                 "default: xpra on its PATH, $XDG_RUNTIME_DIR/xpra/run-xpra, /usr/local/bin/xpra)")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  cmd.add_option("--socket-dir", o.transport.ssh.socket_dir,
+                 "ssh://: the socket directory the remote xpra looks for its session in");
   cmd.add_option("--encoding", o.encoding,
                  "Preferred coding (rgb24 is lossless; a 3.1 server still picks rgb24 for windows "
                  "narrower than ~2048 px unless it runs with XPRA_ENCODING_STRICT_MODE=1)")

@@ -12,6 +12,8 @@
 #include "pixpath/codecs/video_decoder.h"
 #include "pixpath/core/limits.h"
 #include "pixpath/net/xpra/auth.h"
+#include "pixpath/net/xpra/endpoint.h"
+#include "pixpath/net/xpra/tls_transport.h"
 #include "pixpath/net/xpra/packet_format.h"
 #include "pixpath/paint/backing_registry.h"
 
@@ -78,7 +80,10 @@ nlohmann::json build_info() {
   xpra["packet_compressors"] = nlohmann::json::array();
   for (auto c : xpra::supported_packet_compressors())
     xpra["packet_compressors"].push_back(xpra::to_string(c));
-  xpra["transports"] = {"tcp://HOST:PORT/", "socket:///PATH", ":DISPLAY"};
+  xpra["transports"] = nlohmann::json::array();
+  for (const char* const* f = xpra::supported_url_forms(); *f; ++f) xpra["transports"].push_back(*f);
+  xpra["tls"] = fmt::format("{} (TLS 1.2 or newer, certificate and host name verified)",
+                            xpra::tls_library_version());
   xpra["auth_digests"] = nlohmann::json::array();
   for (auto d : xpra::kSupportedDigests) xpra["auth_digests"].push_back(d);
   j["xpra"] = xpra;
@@ -123,6 +128,7 @@ void print_human(const nlohmann::json& j) {
              join(j["xpra"]["packet_compressors"]));
   fmt::print("xpra transports: {}; authentication: {}\n", join(j["xpra"]["transports"]),
              join(j["xpra"]["auth_digests"]));
+  fmt::print("xpra tls: {}\n", j["xpra"]["tls"].get<std::string>());
   const auto& gpu = j["gpu"];
   if (gpu.value("available", false))
     fmt::print("gpu: {}\n", gpu.dump());

@@ -59,6 +59,51 @@ TEST(Endpoint, ParsesSocketAndDisplay) {
   EXPECT_NE(ws.error().reason().find("quic"), std::string::npos) << ws.error().message();
 }
 
+TEST(Endpoint, ParsesTheSecureTransportsAsXpraWritesThem) {
+  auto ssl = parse_url("ssl://127.0.0.1:10443/");
+  ASSERT_TRUE(ssl.ok()) << ssl.error().message();
+  EXPECT_EQ(ssl->scheme, Scheme::Ssl);
+  EXPECT_EQ(ssl->host, "127.0.0.1");
+  EXPECT_EQ(ssl->port, 10443);
+  EXPECT_EQ(to_url(*ssl), "ssl://127.0.0.1:10443/");
+  EXPECT_EQ(parse_url("ssl://example.org/")->port, 443) << "xpra's default port";
+  auto ws = parse_url("ws://[::1]:8080/some/path");
+  ASSERT_TRUE(ws.ok()) << ws.error().message();
+  EXPECT_EQ(ws->scheme, Scheme::Ws);
+  EXPECT_EQ(ws->host, "::1");
+  EXPECT_EQ(ws->path, "/some/path");
+  EXPECT_EQ(to_url(*ws), "ws://[::1]:8080/some/path");
+  EXPECT_EQ(parse_url("ws://host")->port, 80);
+  EXPECT_EQ(parse_url("ws://host")->path, "/");
+  auto wss = parse_url("wss://host.example:9443/");
+  ASSERT_TRUE(wss.ok());
+  EXPECT_EQ(wss->scheme, Scheme::Wss);
+  EXPECT_EQ(parse_url("wss://host/")->port, 443);
+  auto ssh = parse_url("ssh://alice@server.example:2222/10");
+  ASSERT_TRUE(ssh.ok()) << ssh.error().message();
+  EXPECT_EQ(ssh->scheme, Scheme::Ssh);
+  EXPECT_EQ(ssh->username, "alice");
+  EXPECT_EQ(ssh->host, "server.example");
+  EXPECT_EQ(ssh->port, 2222);
+  EXPECT_EQ(ssh->display, 10);
+  EXPECT_EQ(to_url(*ssh), "ssh://alice@server.example:2222/10");
+  auto ssh2 = parse_url("ssh://host/:7");
+  ASSERT_TRUE(ssh2.ok());
+  EXPECT_EQ(ssh2->display, 7);
+  EXPECT_EQ(ssh2->port, 22);
+  EXPECT_TRUE(ssh2->username.empty());
+  auto ssh3 = parse_url("ssh://host");
+  ASSERT_TRUE(ssh3.ok());
+  EXPECT_EQ(ssh3->display, -1) << "no display: the remote xpra picks its only session";
+  for (const char* bad : {"ssl://:443/", "ssl://host:0/", "ssl://host/extra", "ws://host:x/",
+                          "ssh://host/abc", "ssh://@host/1", "ssh://-oProxyCommand=x/1",
+                          "ws://host/a b", "wss://[::1/"}) {
+    auto r = parse_url(bad);
+    ASSERT_FALSE(r.ok()) << bad;
+    EXPECT_EQ(r.error().code(), ErrorCode::InvalidArgument) << bad;
+  }
+}
+
 // A directory with a listening Unix socket named as a server names it, found through
 // XPRA_SOCKET_DIRS, and a transport that talks to it; a stale socket (nobody listening) is
 // skipped by open_transport().

@@ -75,7 +75,7 @@ Result<std::unique_ptr<Session>> Session::start(SessionOptions options,
   if (options.username.empty()) options.username = local_user_name();
   PIXPATH_TRY(Endpoint ep, parse_url(options.url));
   PIXPATH_TRY(auto conn, open_transport(ep, ConnectOptions{options.connect_timeout,
-                                                           options.send_timeout}));
+                                                           options.send_timeout, options.transport}));
   const PacketEncoder encoder = options.packet_encoder.value_or(PacketEncoder::Rencodeplus);
   std::unique_ptr<Session> s(
       new Session(std::move(options), listener, std::move(ep), std::move(conn), encoder));
@@ -354,7 +354,8 @@ Result<void> Session::retry_with_bencode(const Error& why) {
   log(LogLevel::Debug,
       fmt::format("{}; connecting again with bencode packets (xpra 3.x)", why.reason()));
   PIXPATH_TRY(auto fresh, open_transport(endpoint_, ConnectOptions{options_.connect_timeout,
-                                                                   options_.send_timeout}));
+                                                                   options_.send_timeout,
+                                                                   options_.transport}));
   std::shared_ptr<Transport> old;
   {
     MutexLock lock(transport_mu_);

@@ -460,7 +460,9 @@ TEST(XpraSession, ConnectFailureIsAnError) {
   auto s = Session::start(o, l);
   ASSERT_FALSE(s.ok());
   EXPECT_EQ(s.error().code(), ErrorCode::Unavailable);
-  o.url = "ws://127.0.0.1:1/";
+  o.url = "ws://127.0.0.1:1/";  // a supported transport now: nobody listens there
+  EXPECT_EQ(Session::start(o, l).error().code(), ErrorCode::Unavailable);
+  o.url = "quic://127.0.0.1:1/";
   EXPECT_EQ(Session::start(o, l).error().code(), ErrorCode::Unsupported);
   o.url = "tcp://127.0.0.1:1/";
   o.encodings.clear();

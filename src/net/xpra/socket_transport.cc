@@ -53,12 +53,12 @@ void make_blocking_with_send_timeout(int fd, std::chrono::milliseconds send_time
 
 }  // namespace
 
-Result<std::unique_ptr<SocketTransport>> SocketTransport::connect_tcp(
-    const std::string& host, uint16_t port, std::chrono::milliseconds timeout,
-    std::chrono::milliseconds send_timeout) {
+Result<int> connect_tcp_socket(const std::string& host, uint16_t port,
+                               std::chrono::milliseconds timeout, std::string* where_out) {
   const std::string where = host.find(':') != std::string::npos
                                 ? fmt::format("[{}]:{}", host, port)
                                 : fmt::format("{}:{}", host, port);
+  if (where_out) *where_out = where;
   addrinfo hints{};
   hints.ai_family = AF_UNSPEC;
   hints.ai_socktype = SOCK_STREAM;
@@ -83,12 +83,20 @@ Result<std::unique_ptr<SocketTransport>> SocketTransport::connect_tcp(
       ::close(fd);
       continue;
     }
-    make_blocking_with_send_timeout(fd, send_timeout);
     int one = 1;
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-    return std::unique_ptr<SocketTransport>(new SocketTransport(fd, "tcp " + where));
+    return fd;
   }
   return net_error(ErrorCode::Unavailable, "connect", fmt::format("tcp {}: {}", where, last));
+}
+
+Result<std::unique_ptr<SocketTransport>> SocketTransport::connect_tcp(
+    const std::string& host, uint16_t port, std::chrono::milliseconds timeout,
+    std::chrono::milliseconds send_timeout) {
+  std::string where;
+  PIXPATH_TRY(int fd, connect_tcp_socket(host, port, timeout, &where));
+  make_blocking_with_send_timeout(fd, send_timeout);
+  return std::unique_ptr<SocketTransport>(new SocketTransport(fd, "tcp " + where));
 }
 
 Result<std::unique_ptr<SocketTransport>> SocketTransport::connect_unix(

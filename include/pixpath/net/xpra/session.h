@@ -47,6 +47,7 @@
 #include "pixpath/net/xpra/input.h"
 #include "pixpath/net/xpra/packet_format.h"
 #include "pixpath/net/xpra/packet_names.h"
+#include "pixpath/net/xpra/connect.h"
 #include "pixpath/net/xpra/transport.h"
 #include "pixpath/net/xpra/value.h"
 #include "pixpath/wire/draw_packet.h"
@@ -116,7 +117,7 @@ using PacketHook = std::function<void(const Packet&)>;
 using LogSink = std::function<void(std::string_view)>;
 
 struct SessionOptions {
-  std::string url;                     // endpoint.h: tcp://HOST:PORT/, socket:///PATH, :N
+  std::string url;                     // endpoint.h: tcp://, ssl://, ws://, wss://, ssh://, socket:///PATH, :N
   std::vector<std::string> encodings;  // codings the client can paint (required, non-empty)
   std::string preferred_encoding;      // "encoding"; default: the first of `encodings`
   std::vector<std::string> rgb_formats{"BGRX", "BGRA", "RGBX", "RGBA", "RGB", "BGR"};
@@ -162,6 +163,7 @@ struct SessionOptions {
   // sending in the middle of a packet"). 0 = wait for ever.
   std::chrono::milliseconds stall_timeout{30000};
   std::chrono::milliseconds connect_timeout{5000};
+  TransportOptions transport;          // TLS verification, the ssh command (connect.h)
   std::chrono::milliseconds disconnect_timeout{2000};  // wait for the server to close
   PacketHook packet_hook;
   LogSink log;                         // default: the pixpath log (core/log.h)

@@ -15,6 +15,12 @@
 
 namespace pixpath::xpra {
 
+// A connected TCP socket to host:port within `timeout` (name lookup included), non-blocking,
+// TCP_NODELAY, close-on-exec; the caller owns the descriptor. `where` receives "HOST:PORT" for
+// messages. For transports layered on TCP (TLS).
+[[nodiscard]] Result<int> connect_tcp_socket(const std::string& host, uint16_t port,
+                                             std::chrono::milliseconds timeout, std::string* where);
+
 class SocketTransport final : public Transport {
  public:
   // Connects within `timeout` (name lookup included).

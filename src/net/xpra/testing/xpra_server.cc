@@ -180,6 +180,17 @@ Result<std::unique_ptr<XpraServer>> XpraServer::start(XpraServerOptions options)
   if (options.bind_tcp) {
     PIXPATH_TRY(s->port_, free_loopback_port());
   }
+  if ((options.bind_ssl || options.bind_wss) && (options.ssl_cert.empty() || options.ssl_key.empty()))
+    return server_error(ErrorCode::InvalidArgument, "bind_ssl / bind_wss need ssl_cert and ssl_key");
+  if (options.bind_ssl) {
+    PIXPATH_TRY(s->ssl_port_, free_loopback_port());
+  }
+  if (options.bind_ws) {
+    PIXPATH_TRY(s->ws_port_, free_loopback_port());
+  }
+  if (options.bind_wss) {
+    PIXPATH_TRY(s->wss_port_, free_loopback_port());
+  }
   const bool v6 = options.version == XpraVersion::V6;
   const std::string command = xpra_command(options.version);
 
@@ -195,6 +206,18 @@ Result<std::unique_ptr<XpraServer>> XpraServer::start(XpraServerOptions options)
   args.push_back(fmt::format("--socket-dirs={}", s->dir_));
   args.push_back(fmt::format("--socket-dir={}", s->dir_));
   args.push_back(fmt::format("--log-dir={}", s->dir_));
+  if (options.bind_ssl) args.push_back(fmt::format("--bind-ssl=127.0.0.1:{}", s->ssl_port_));
+  if (options.bind_ws) args.push_back(fmt::format("--bind-ws=127.0.0.1:{}", s->ws_port_));
+  if (options.bind_wss) args.push_back(fmt::format("--bind-wss=127.0.0.1:{}", s->wss_port_));
+  if (!options.ssl_cert.empty()) {
+    args.push_back("--ssl-cert=" + options.ssl_cert);
+    args.push_back("--ssl-key=" + options.ssl_key);
+  }
+  if (!v6 && (options.bind_ws || options.bind_wss)) {
+    const std::string www = s->dir_ + "/www";
+    ::mkdir(www.c_str(), 0700);
+    args.push_back("--html=" + www);
+  }
   if (!options.start.empty()) args.push_back("--start=" + options.start);
   if (!options.encoding.empty()) args.push_back("--encoding=" + options.encoding);
   if (options.password) {
@@ -261,6 +284,9 @@ Result<std::unique_ptr<XpraServer>> XpraServer::start(XpraServerOptions options)
       return fail(fmt::format("exited early (status {})", status));
     }
     bool up = (!options.bind_tcp || port_accepts(s->port_)) &&
+              (!options.bind_ssl || port_accepts(s->ssl_port_)) &&
+              (!options.bind_ws || port_accepts(s->ws_port_)) &&
+              (!options.bind_wss || port_accepts(s->wss_port_)) &&
               (!options.bind_unix || unix_socket_accepts(s->socket_path_)) &&
               (probe_session || s->log_contains("xpra is ready."));
     if (up) break;
@@ -303,6 +329,9 @@ Result<std::unique_ptr<XpraServer>> XpraServer::start(XpraServerOptions options)
 XpraServer::~XpraServer() { stop(); }
 
 std::string XpraServer::url() const { return fmt::format("tcp://127.0.0.1:{}/", port_); }
+std::string XpraServer::ssl_url() const { return fmt::format("ssl://127.0.0.1:{}/", ssl_port_); }
+std::string XpraServer::ws_url() const { return fmt::format("ws://127.0.0.1:{}/", ws_port_); }
+std::string XpraServer::wss_url() const { return fmt::format("wss://127.0.0.1:{}/", wss_port_); }
 
 std::string XpraServer::log_tail(size_t bytes) const {
   std::ifstream in(log_path_, std::ios::binary);

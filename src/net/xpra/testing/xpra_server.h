@@ -59,6 +59,14 @@ struct XpraServerOptions {
   // (DIR/HOSTNAME-N), where `xpra attach :N` (and `pixpath attach :N` with
   // XPRA_SOCKET_DIRS=dir()) finds them.
   bool bind_auto = false;
+  // TLS and websocket sockets on free loopback ports (ssl_url(), ws_url(), wss_url()); ssl
+  // and wss need a certificate and key (testing/tls_certs.h makes them). A 3.1 server gets
+  // --html=DIR (an empty web root) with them: it hands wss connections to its websocket
+  // handler only when its html server is on.
+  bool bind_ssl = false;
+  bool bind_ws = false;
+  bool bind_wss = false;
+  std::string ssl_cert, ssl_key;
   std::vector<std::string> extra_args;     // appended to the command line
   // Extra environment for the server, e.g. {"XPRA_ENCODING_STRICT_MODE", "1"}: a 3.1 server
   // otherwise sends rgb24 for every window narrower than its "rgb auto threshold" (it
@@ -85,6 +93,12 @@ class XpraServer {
   int display() const { return display_; }
   int port() const { return port_; }       // 0 without bind_tcp
   std::string url() const;                 // "tcp://127.0.0.1:PORT/"
+  int ssl_port() const { return ssl_port_; }
+  int ws_port() const { return ws_port_; }
+  int wss_port() const { return wss_port_; }
+  std::string ssl_url() const;             // "ssl://127.0.0.1:PORT/"
+  std::string ws_url() const;              // "ws://127.0.0.1:PORT/"
+  std::string wss_url() const;             // "wss://127.0.0.1:PORT/"
   // The unix socket (bind_unix), else empty.
   const std::string& socket_path() const { return socket_path_; }
   // The server's private folder (socket dir, logs, password file); removed by stop().
@@ -101,6 +115,7 @@ class XpraServer {
   XpraVersion version_ = XpraVersion::V3_1;
   int display_ = 0;
   int port_ = 0;
+  int ssl_port_ = 0, ws_port_ = 0, wss_port_ = 0;
   std::string dir_;
   std::string log_path_;
   std::string password_file_;
