@@ -1,5 +1,5 @@
 // `pixpath attach URL [--headless] [--snapshot-dir DIR] [--snapshot-interval S]
-// [--exit-after S] [--encoding E] [--encodings LIST] [--quality Q] [--password-file F]
+// [--exit-after S] [--encoding E] [--encodings LIST] [--quality Q] [--speed S] [--password-file F]
 // [--packet-encoder auto|rencodeplus|bencode] [--steal=yes|no] [--decode-threads N] [--json]
 // [--progress]`: a live view of an xpra session (attach_session.h does the work).
 #include <iostream>
@@ -22,6 +22,11 @@ void add_session_options(CLI::App& cmd, AttachOptions& o) {
                  "narrower than ~2048 px unless it runs with XPRA_ENCODING_STRICT_MODE=1)")
       ->capture_default_str();
   cmd.add_option("--quality", o.quality, "Lossy coding quality 1..100 (default: the server's)")
+      ->check(CLI::Range(1, 100));
+  cmd.add_option("--speed", o.speed,
+                 "Encoding speed 1..100 (default: the server's, tuned as it goes): lower asks "
+                 "for more compression; xpra 6.x sends scrolled regions as 'scroll' draws only "
+                 "below 50")
       ->check(CLI::Range(1, 100));
   cmd.add_option("--password-file", o.password_file,
                  "File holding the password (else the XPRA_PASSWORD environment variable; "

@@ -120,6 +120,9 @@ struct SessionOptions {
   std::string preferred_encoding;      // "encoding"; default: the first of `encodings`
   std::vector<std::string> rgb_formats{"BGRX", "BGRA", "RGBX", "RGBA", "RGB", "BGR"};
   int quality = -1;                    // -1: let the server choose
+  // Encoding speed 1..100 (-1: the server's, which it tunes as it goes): lower asks for more
+  // compression; a 6.x server looks for scrolled regions ("scroll" draws) only below 50.
+  int speed = -1;
   std::vector<std::string> delta_encodings{"rgb24", "rgb32", "png"};  // "supports_delta"
   int delta_buckets = 5;               // 0 disables delta
   int desktop_width = 1920, desktop_height = 1080;
