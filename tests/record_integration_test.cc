@@ -117,8 +117,8 @@ TEST_P(Record, RecordingPlaysBackToTheLiveSnapshots) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Versions, Record, ::testing::Values(XpraVersion::V3_1, XpraVersion::V6),
-                         [](const auto& info) {
-                           return info.param == XpraVersion::V6 ? std::string("xpra6")
+                         [](const auto& param_info) {
+                           return param_info.param == XpraVersion::V6 ? std::string("xpra6")
                                                                 : std::string("xpra31");
                          });
 

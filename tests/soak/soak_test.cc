@@ -301,8 +301,8 @@ TEST_P(Soak, BusyRealServer) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Versions, Soak, ::testing::Values(XpraVersion::V3_1, XpraVersion::V6),
-                         [](const auto& info) {
-                           return info.param == XpraVersion::V6 ? std::string("xpra6")
+                         [](const auto& param_info) {
+                           return param_info.param == XpraVersion::V6 ? std::string("xpra6")
                                                                 : std::string("xpra31");
                          });
 
