@@ -25,8 +25,7 @@ void add_session_options(CLI::App& cmd, AttachOptions& o) {
       ->check(CLI::Range(1, 100));
   cmd.add_option("--speed", o.speed,
                  "Encoding speed 1..100 (default: the server's, tuned as it goes): lower asks "
-                 "for more compression; xpra 6.x sends scrolled regions as 'scroll' draws only "
-                 "below 50")
+                 "the server for more compression, higher for less encoding time")
       ->check(CLI::Range(1, 100));
   cmd.add_option("--password-file", o.password_file,
                  "File holding the password (else the XPRA_PASSWORD environment variable; "

@@ -121,7 +121,8 @@ struct SessionOptions {
   std::vector<std::string> rgb_formats{"BGRX", "BGRA", "RGBX", "RGBA", "RGB", "BGR"};
   int quality = -1;                    // -1: let the server choose
   // Encoding speed 1..100 (-1: the server's, which it tunes as it goes): lower asks for more
-  // compression; a 6.x server looks for scrolled regions ("scroll" draws) only below 50.
+  // compression. (A 6.x server would look for scrolled regions only below 50; "scroll" is not
+  // offered to 6.x, see session_hello.cc.)
   int speed = -1;
   std::vector<std::string> delta_encodings{"rgb24", "rgb32", "png"};  // "supports_delta"
   int delta_buckets = 5;               // 0 disables delta
