@@ -20,11 +20,11 @@
 #include <cmath>
 #include <functional>
 #include <map>
-#include <mutex>
 #include <set>
 
 #include "pixpath/client/client_pipeline.h"
 #include "pixpath/codecs/image_io.h"
+#include "pixpath/core/thread_annotations.h"
 #include "pixpath/paint/backing.h"
 #include "pixpath/paint/cpu_backing.h"
 #include "support/live_server.h"
@@ -60,11 +60,11 @@ class Observer final : public client::ClientObserver {
  public:
   explicit Observer(Seen& seen) : seen_(seen) {}
   void on_window_new(const xpra::WindowInfo& w) override {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     titles_[w.wid] = w.title;
   }
   void on_draw(const DrawPacket& d) override {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     const std::string& title = titles_[d.wid];
     seen_.codings[title][d.coding]++;
     if (lossy_draw(d)) seen_.lossy[title] = true;
@@ -72,7 +72,7 @@ class Observer final : public client::ClientObserver {
     if ((d.coding == "rgb24" || d.coding == "rgb32") && d.options.lz4 > 0) seen_.lz4_draws++;
   }
   void on_ack(const DamageAck& a, const paint::PaintReport& r, client::AckDelivery) override {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     if (a.decode_time_us > 0) seen_.painted[r.coding]++;
     if (a.decode_time_us < 0) {
       seen_.errors++;
@@ -80,14 +80,14 @@ class Observer final : public client::ClientObserver {
     }
   }
   std::map<int64_t, std::string> titles() {
-    std::lock_guard lock(mu_);
+    MutexLock lock(mu_);
     return titles_;
   }
 
  private:
-  std::mutex mu_;
-  Seen& seen_;
-  std::map<int64_t, std::string> titles_;
+  Mutex mu_;
+  Seen& seen_;  // guarded by mu_ while the session runs (read after it stopped)
+  std::map<int64_t, std::string> titles_ PIXPATH_GUARDED_BY(mu_);
 };
 
 std::string describe(const Seen& s) {
