@@ -1059,7 +1059,9 @@ TEST(HostileServer, CodingsItCannotSendOrWeNeverOffered) {
     auto a = c.ack(seq);
     ASSERT_TRUE(a) << c.log_text();
     EXPECT_EQ(a->first, -1);
-    if (!coding.empty()) EXPECT_NE(a->second.find(coding), std::string::npos) << a->second;
+    if (!coding.empty()) {
+      EXPECT_NE(a->second.find(coding), std::string::npos) << a->second;
+    }
   }
   c.peer.send(Client::rframe(Value::list({"ping", 1, 2})));
   EXPECT_TRUE(c.peer.wait_packet("ping_echo", 0, 10s)) << c.log_text();
