@@ -127,7 +127,8 @@ int recording_seeds(const std::filesystem::path& root, const std::string& file) 
       // an lz4-compressed raw chunk.
       const auto rbody = xpra::rencode_encode(pkt);
       put(root / "rencode", name, {}, rbody);
-      ++n;
+      put(root / "draw", name + "_rencode", {}, rbody);
+      n += 2;
       for (auto comp : {xpra::PacketCompressor::None, xpra::PacketCompressor::Lz4,
                         xpra::PacketCompressor::Brotli}) {
         auto f = xpra::frame_packet(pkt, {xpra::PacketEncoder::Rencodeplus, comp, 3, 0});
@@ -201,6 +202,49 @@ int recording_seeds(const std::filesystem::path& root, const std::string& file) 
   const uint8_t f32[] = {194, 66, 0x3f, 0xc0, 0, 0, 59, 1, 2, 127};
   put(root / "rencode", "float32_terminated_list", {}, {std::begin(f32), std::end(f32)});
   n += 3;
+  // What a hostile 6.x server sends (tests/hostile has the same cases against the client): a
+  // truncated terminated list, a byte string longer than what follows, a length beyond 64
+  // bits, nesting past the depth limit, and, framed, a brotli bomb (a packet that inflates past
+  // the fuzzers' 8 MiB limit from a few hundred bytes) and packets in lzo and yaml.
+  const std::vector<std::pair<std::string, std::vector<uint8_t>>> bad = {
+      {"truncated_list", {59, 0x84, 'p', 'i', 'n', 'g', 1, 2}},
+      {"short_bytes", {0xC2, 0x84, 'p', 'i', 'n', 'g', '9', '9', '9', '/', 'a', 'b'}},
+      {"huge_length", {0xC2, 0x84, 'p', 'i', 'n', 'g', '9', '9', '9', '9', '9', '9', '9', '9',
+                       '9', '9', '9', '9', '9', '9', '9', '9', '9', '9', '9', '9', '9', ':'}},
+      {"deep_lists", std::vector<uint8_t>(40, 0xC1)},
+      {"deep_dicts", {103, 0, 103, 0, 103, 0, 103, 0, 103, 0, 103, 0, 103, 0, 103, 0, 103, 0,
+                      103, 0, 103, 0, 103, 0, 103, 0, 103, 0, 103, 0, 103, 0, 103, 0, 103, 0,
+                      103, 0, 103, 0, 103, 0, 103, 0, 103, 0, 103, 0, 103, 0, 103, 0, 103, 0,
+                      103, 0, 103, 0, 103, 0, 103, 0, 103, 0, 103, 0, 103, 0, 103, 0, 0}},
+  };
+  for (const auto& [bad_name, bytes] : bad) {
+    put(root / "rencode", "hostile_" + bad_name, {}, bytes);
+    std::vector<uint8_t> framed;
+    xpra::append_chunk(framed, xpra::kProtoRencodeplus | xpra::kProtoFlush, 0, 0, bytes);
+    put(root / "chunk", "hostile_rencode_" + bad_name, {3}, framed);
+    n += 2;
+  }
+  {
+    const auto bomb = xpra::rencode_encode(
+        Value::list({"ping", Value(SharedBytes::copy_of(std::vector<uint8_t>(16u << 20, 0)))}));
+    auto z = xpra::compress_payload(bomb, xpra::PacketCompressor::Brotli, 5);
+    if (z.ok()) {
+      std::vector<uint8_t> framed;
+      xpra::append_chunk(framed, xpra::kProtoRencodeplus, z->level, 0, z->bytes);
+      put(root / "chunk", "hostile_brotli_bomb", {5}, framed);
+      std::vector<uint8_t> raw;  // the same as a raw chunk (a draw's data slot)
+      xpra::append_chunk(raw, 0, z->level, 7, z->bytes);
+      put(root / "chunk", "hostile_brotli_bomb_raw", {5}, raw);
+      n += 2;
+    }
+    const auto ping = xpra::rencode_encode(Value::list({"ping", 1, 2}));
+    std::vector<uint8_t> lzo, yaml;
+    xpra::append_chunk(lzo, xpra::kProtoRencodeplus, xpra::kLevelLzo | 1, 0, ping);
+    xpra::append_chunk(yaml, xpra::kProtoYaml, 0, 0, ping);
+    put(root / "chunk", "hostile_lzo", {1}, lzo);
+    put(root / "chunk", "hostile_yaml", {1}, yaml);
+    n += 2;
+  }
   return n;
 }
 

@@ -39,7 +39,7 @@ TEST_P(VideoAttach, ScrollingXtermArrivesAsVideoAndIsPainted) {
   // (encode_scrolling -> queue_damage_packet() missing 'options'; seen 2026-12-01) and drops
   // the update.
   std::vector<std::pair<std::string, std::string>> env{{"XPRA_ENCODING_STRICT_MODE", "1"}};
-  // Not offering scroll (--encodings below) keeps 6.5.5 out of that code path.
+  // pixpath offers scroll to 3.1 only (session_hello.cc), and --encodings below leaves it out.
   auto live = start_live_server(env, {}, version());
   ASSERT_TRUE(live);
   // Scrolls for about 3 s once attach is connected, then stays still.

@@ -177,18 +177,33 @@ TEST(Player, PerCodingFiguresAndBadInput) {
       << none.error().message();
 }
 
-// tests/data/sample.pxrec: a real xpra 3.1 session recorded by `pixpath record`
-// (scripts/record-sample: xterm scrolling text, xclock, xeyes, glxgears, and the xmessage the
-// server's Xsession opens), or the synthetic one of scripts/make-sample-recording. Either
-// script writes one reference PNG per window (sample-window-WID.png); every window must equal
-// its reference exactly (a lost window in its snapshot taken just before it was destroyed).
-TEST(Player, SampleRecordingMatchesItsReferencePictures) {
+// The bundled recordings, each with one reference PNG per window (PREFIX-WID.png), which every
+// window must equal exactly (a lost window in its snapshot taken just before it was destroyed):
+//   - tests/data/sample.pxrec: a real xpra 3.1 session recorded by `pixpath record`
+//     (scripts/record-sample: xterm scrolling text, xclock, xeyes, glxgears, and the xmessage
+//     the server's Xsession opens; rgb24 with lz4 and delta buckets), or the synthetic one of
+//     scripts/make-sample-recording;
+//   - tests/data/sample-xpra6.pxrec: a real xpra 6.5.5 session (scripts/record-sample --xpra6),
+//     which must hold webp (lossless and lossy), jpeg and rgb24 draws (no png: 6.5.5 picks it
+//     only when neither webp nor jpeg is offered; no scroll: 6.5.5 cannot send it; see
+//     docs/xpra-servers.md).
+struct Sample {
+  const char* file;
+  const char* reference_prefix;
+  std::vector<std::string> codings;  // each must have been painted at least once
+  int min_painted;
+};
+
+class SampleRecording : public ::testing::TestWithParam<Sample> {};
+
+TEST_P(SampleRecording, MatchesItsReferencePictures) {
   const char* data = std::getenv("PIXPATH_TEST_DATA");
   ASSERT_NE(data, nullptr);
   const std::string dir = data;
+  const Sample& sample = GetParam();
   TempDir tmp;
   PlayOptions opt;
-  opt.file = dir + "/sample.pxrec";
+  opt.file = dir + "/" + sample.file;
   opt.pace = Pace::Max;
   opt.decode_threads = 2;
   opt.snapshot_dir = tmp.path.string();
@@ -197,12 +212,19 @@ TEST(Player, SampleRecordingMatchesItsReferencePictures) {
   ASSERT_TRUE(result.ok()) << result.error().message();
   EXPECT_EQ(result->all.errors, 0) << (result->errors.empty() ? "" : result->errors[0]);
   EXPECT_EQ(result->all.skipped, 0);
-  EXPECT_GT(result->all.painted, 50);
+  EXPECT_GT(result->all.painted, sample.min_painted);
+  for (const std::string& coding : sample.codings) {
+    int64_t painted = 0;
+    for (const auto& c : result->per_coding)
+      if (c.coding == coding) painted = c.painted;
+    EXPECT_GT(painted, 0) << "no " << coding << " draw in " << sample.file;
+  }
+  const std::string prefix = sample.reference_prefix;
   int compared = 0;
   for (const auto& entry : fs::directory_iterator(dir)) {
     const std::string name = entry.path().filename().string();
-    if (name.rfind("sample-window-", 0) != 0) continue;
-    const std::string wid = name.substr(14, name.size() - 14 - 4);
+    if (name.rfind(prefix, 0) != 0) continue;
+    const std::string wid = name.substr(prefix.size(), name.size() - prefix.size() - 4);
     std::string snap = opt.snapshot_dir + "/window-" + wid + ".png";
     if (!fs::exists(snap)) snap = opt.snapshot_dir + "/window-" + wid + "-lost-1.png";
     auto want = codecs::read_image_as(*codecs::read_file(entry.path().string()), PixelFormat::RGBA);
@@ -223,6 +245,13 @@ TEST(Player, SampleRecordingMatchesItsReferencePictures) {
   }
   EXPECT_GE(compared, 4);
 }
+
+INSTANTIATE_TEST_SUITE_P(
+    Bundled, SampleRecording,
+    ::testing::Values(Sample{"sample.pxrec", "sample-window-", {}, 50},
+                      Sample{"sample-xpra6.pxrec", "sample-xpra6-window-",
+                             {"webp", "jpeg", "rgb24"}, 20}),
+    [](const auto& param_info) { return param_info.index == 0 ? std::string("xpra31") : std::string("xpra6"); });
 
 }  // namespace
 }  // namespace pixpath::paint

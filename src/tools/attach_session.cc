@@ -254,6 +254,7 @@ int run_attach_session(const AttachOptions& o, std::ostream& out, std::ostream& 
   so.video_max_height = codecs::kVideoMaxHeight;
   so.preferred_encoding = o.encoding;
   so.quality = o.quality;
+  so.speed = o.speed;
   so.steal = o.steal;
   if (o.packet_encoder != "auto") {
     auto enc = xpra::parse_packet_encoder(o.packet_encoder);

@@ -33,6 +33,7 @@ struct AttachOptions {
   bool ssl_insecure = false;       // --ssl-insecure
   std::string encoding = "rgb24";  // preferred coding (xpra "encoding")
   int quality = -1;                // -1: the server's choice
+  int speed = -1;                  // -1: the server's choice
   std::string password_file;       // else XPRA_PASSWORD; never a command-line value
   int decode_threads = 2;
   double exit_after_s = 0;         // 0: until Ctrl-C or the server ends the session

@@ -1,5 +1,5 @@
 // `pixpath attach URL [--headless] [--snapshot-dir DIR] [--snapshot-interval S]
-// [--exit-after S] [--encoding E] [--encodings LIST] [--quality Q] [--password-file F]
+// [--exit-after S] [--encoding E] [--encodings LIST] [--quality Q] [--speed S] [--password-file F]
 // [--packet-encoder auto|rencodeplus|bencode] [--steal=yes|no] [--decode-threads N] [--json]
 // [--progress] [--backing auto|x11|gl-window]`: a live view of an xpra session (attach_session.h does the work).
 #include <iostream>
@@ -51,6 +51,10 @@ void add_session_options(CLI::App& cmd, AttachOptions& o) {
                  "narrower than ~2048 px unless it runs with XPRA_ENCODING_STRICT_MODE=1)")
       ->capture_default_str();
   cmd.add_option("--quality", o.quality, "Lossy coding quality 1..100 (default: the server's)")
+      ->check(CLI::Range(1, 100));
+  cmd.add_option("--speed", o.speed,
+                 "Encoding speed 1..100 (default: the server's, tuned as it goes): lower asks "
+                 "the server for more compression, higher for less encoding time")
       ->check(CLI::Range(1, 100));
   cmd.add_option("--password-file", o.password_file,
                  "File holding the password (else the XPRA_PASSWORD environment variable; "

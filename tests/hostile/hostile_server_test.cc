@@ -11,6 +11,7 @@
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <map>
 #include <thread>
@@ -22,6 +23,7 @@
 #include "pixpath/core/thread_annotations.h"
 #include "pixpath/net/xpra/bencode.h"
 #include "pixpath/net/xpra/framing.h"
+#include "pixpath/net/xpra/rencode.h"
 #include "pixpath/paint/cpu_backing.h"
 
 namespace pixpath::client {
@@ -105,6 +107,47 @@ struct Client {
     peer.send_packet(Value::list({"hello", caps}));
     auto r = pipeline->wait_until_ready(5s);
     ASSERT_TRUE(r.ok()) << r.error().message();
+  }
+  // The hello and encodings packets as xpra 6.x sends them: rencodeplus, lz4 announced.
+  void hello6() {
+    Value caps = dict();
+    caps.set("version", "6.5");
+    caps.set("encoders", Value::string_list({"rencodeplus"}));
+    caps.set("compressors", Value::string_list({"lz4", "brotli", "none"}));
+    peer.send(rframe(Value::list({"hello", caps})));
+    auto r = pipeline->wait_until_ready(5s);
+    ASSERT_TRUE(r.ok()) << r.error().message();
+    Value enc = dict();
+    enc.set("core", Value::string_list({"rgb24", "png", "webp", "jpeg"}));
+    Value e = dict();
+    e.set("encodings", enc);
+    peer.send(rframe(Value::list({"encodings", e})));
+  }
+  // One rencodeplus packet (flag 0x10), compressed as asked (level 0: not at all).
+  static std::vector<uint8_t> rframe(const Value& packet,
+                                     xpra::PacketCompressor c = xpra::PacketCompressor::None,
+                                     int level = 0) {
+    xpra::PacketFormat f;
+    f.encoder = xpra::PacketEncoder::Rencodeplus;
+    f.compressor = c;
+    f.level = level;
+    f.min_compress_size = 0;
+    auto w = xpra::frame_packet(packet, f);
+    EXPECT_TRUE(w.ok()) << w.error().message();
+    return w.ok() ? *w : std::vector<uint8_t>{};
+  }
+  // The session ended on a protocol failure of `code` whose message holds `text`, told the
+  // server why ("protocol error: ...") and closed its side of the connection.
+  void expect_clean_refusal(ErrorCode code, std::string_view text) {
+    auto end = wait_end();
+    ASSERT_TRUE(end && end->error) << "the session did not end: " << log_text();
+    EXPECT_EQ(end->error->code(), code) << end->message();
+    EXPECT_NE(end->message().find(text), std::string::npos) << end->message();
+    auto d = peer.wait_packet("disconnect");
+    ASSERT_TRUE(d) << "no disconnect packet";
+    EXPECT_NE(d->as_list()[1].as_view().find("protocol error"), std::string::npos)
+        << d->debug_string(200);
+    EXPECT_TRUE(peer.wait_client_eof()) << "the client kept the connection open";
   }
   void window(int64_t wid, int w, int h) {
     peer.send_packet(Value::list({"new-window", wid, 0, 0, w, h, dict(), dict()}));
@@ -739,6 +782,291 @@ TEST(HostileServer, NoStorageLeftBehind) {
   const auto after = counters();
   EXPECT_EQ(after.live_storages(), before.live_storages());
   EXPECT_EQ(after.live_bytes(), before.live_bytes());
+}
+
+// --- xpra 6.x: rencodeplus, brotli, a server that lies about itself ------------------------
+
+std::vector<uint8_t> rencode_chunk(std::vector<uint8_t> body) {
+  std::vector<uint8_t> wire;
+  xpra::append_chunk(wire, xpra::kProtoRencodeplus | xpra::kProtoFlush, 0, 0, body);
+  return wire;
+}
+
+// rencodeplus "ping" as a fixed-form string (0x80 + length).
+const std::vector<uint8_t> kPing = {0x84, 'p', 'i', 'n', 'g'};
+
+TEST(HostileServer, TruncatedRencodeplusPackets) {
+  {
+    // A terminated list (59) whose terminator (127) never comes: the chunk ends first.
+    Client c({}, 0, false);
+    c.hello6();
+    std::vector<uint8_t> b = {59};
+    b.insert(b.end(), kPing.begin(), kPing.end());
+    b.insert(b.end(), {1, 2});
+    c.peer.send(rencode_chunk(b));
+    c.expect_clean_refusal(ErrorCode::Truncated, "rencode decode");
+  }
+  {
+    // A fixed-form list of 3 (0xC3) with 2 items, and an int8 cut after 3 of its 8 bytes.
+    Client c({}, 0, false);
+    c.hello6();
+    std::vector<uint8_t> b = {0xC3};
+    b.insert(b.end(), kPing.begin(), kPing.end());
+    b.insert(b.end(), {65, 1, 2, 3});
+    c.peer.send(rencode_chunk(b));
+    c.expect_clean_refusal(ErrorCode::Truncated, "rencode decode");
+  }
+  {
+    // A byte string that claims 999999999 bytes with 3 left.
+    Client c({}, 0, false);
+    c.hello6();
+    std::vector<uint8_t> b = {0xC2};
+    b.insert(b.end(), kPing.begin(), kPing.end());
+    for (char ch : std::string("999999999/abc")) b.push_back(uint8_t(ch));
+    c.peer.send(rencode_chunk(b));
+    c.expect_clean_refusal(ErrorCode::Truncated, "rencode decode");
+  }
+}
+
+TEST(HostileServer, RencodeplusValuesOfTheWrongType) {
+  {
+    // A packet that is a dict, not a list.
+    Client c({}, 0, false);
+    c.hello6();
+    c.peer.send(rencode_chunk({102 + 1, 0x81, 'a', 1}));
+    c.expect_clean_refusal(ErrorCode::Protocol, "not a non-empty list");
+  }
+  {
+    // A hello whose capabilities are a list.
+    Client c({}, 0, false);
+    c.peer.send(Client::rframe(Value::list({"hello", Value::list({1, 2, 3})})));
+    auto end = c.wait_end();
+    ASSERT_TRUE(end && end->error) << c.log_text();
+    EXPECT_NE(end->message().find("capabilities"), std::string::npos) << end->message();
+    EXPECT_TRUE(c.peer.wait_client_eof());
+  }
+  {
+    // Invalid UTF-8 in a string (a lone continuation byte).
+    Client c({}, 0, false);
+    c.hello6();
+    c.peer.send(rencode_chunk({0xC1, 0x82, 'p', 0x80}));
+    c.expect_clean_refusal(ErrorCode::CorruptData, "UTF-8");
+  }
+  {
+    // Draws whose fields have the wrong types (a string width, a float x, a list for the data,
+    // a width beyond 64 bits as a text integer): each acked -1 with the reason; the session
+    // goes on.
+    Client c({}, 0, false);
+    c.hello6();
+    c.window(1, 64, 64);
+    Value o = dict();
+    o.set("rgb_format", "BGRX");
+    c.peer.send(Client::rframe(draw(1, 0, 0, 16, 16, "rgb32", bytes(pixels(1024)), 1, 64, o)));
+    auto bad_w = draw(1, 0, 0, 16, 16, "rgb32", bytes(pixels(1024)), 2, 64, o);
+    bad_w.as_list()[4] = Value("wide");
+    c.peer.send(Client::rframe(bad_w));
+    auto bad_x = draw(1, 0, 0, 16, 16, "rgb32", bytes(pixels(1024)), 3, 64, o);
+    bad_x.as_list()[2] = Value::from_double(1.5);
+    c.peer.send(Client::rframe(bad_x));
+    auto bad_data = draw(1, 0, 0, 16, 16, "rgb32", Value::list({1, 2}), 4, 64, o);
+    c.peer.send(Client::rframe(bad_data));
+    // ["draw", 1, 0, 0, <2^70 as text>, 16, ...]: the text integer form.
+    std::vector<uint8_t> b = {0xC0 + 11};
+    for (const char* item : {"draw"}) {
+      b.push_back(uint8_t(0x80 + std::strlen(item)));
+      b.insert(b.end(), item, item + std::strlen(item));
+    }
+    b.insert(b.end(), {1, 0, 0, 61});
+    for (char ch : std::string("1180591620717411303424")) b.push_back(uint8_t(ch));
+    b.push_back(127);
+    b.push_back(16);
+    b.insert(b.end(), {0x85, 'r', 'g', 'b', '3', '2'});
+    for (char ch : std::string("4/abcd")) b.push_back(uint8_t(ch));
+    b.insert(b.end(), {5, 62, 64, 102});  // sequence 5, rowstride 64, options {}
+    c.peer.send(rencode_chunk(b));
+    auto ok = c.ack(1);
+    ASSERT_TRUE(ok) << c.log_text();
+    EXPECT_GT(ok->first, 0) << ok->second;
+    for (int64_t seq : {2, 3, 4, 5}) {
+      SCOPED_TRACE(seq);
+      auto a = c.ack(seq);
+      ASSERT_TRUE(a) << c.log_text();
+      EXPECT_EQ(a->first, -1);
+      EXPECT_FALSE(a->second.empty());
+    }
+    c.expect_every_draw_acked_once();
+    EXPECT_FALSE(c.pipeline->closed());
+  }
+}
+
+TEST(HostileServer, RencodeplusHugeCountsAndDeepNesting) {
+  {
+    // A string length beyond 64 bits.
+    Client c({}, 0, false);
+    c.hello6();
+    std::vector<uint8_t> b = {0xC2};
+    b.insert(b.end(), kPing.begin(), kPing.end());
+    for (char ch : std::string("99999999999999999999999:x")) b.push_back(uint8_t(ch));
+    c.peer.send(rencode_chunk(b));
+    c.expect_clean_refusal(ErrorCode::LimitExceeded, "64 bits");
+  }
+  {
+    // 4 Mi one-byte values in one terminated list: refused at the item limit, not decoded
+    // into ~300 MB of values.
+    Client c({}, 0, false);
+    c.hello6();
+    std::vector<uint8_t> b = {59};
+    b.insert(b.end(), kPing.begin(), kPing.end());
+    b.resize(b.size() + (4u << 20), 0);
+    b.push_back(127);
+    auto wire = rencode_chunk(b);
+    std::vector<uint8_t>().swap(b);
+    const double rss0 = rss_mib();
+    c.peer.send(wire);
+    c.expect_clean_refusal(ErrorCode::LimitExceeded, "values in one packet");
+    EXPECT_LT(rss_mib() - rss0, 100.0);
+  }
+  {
+    // 100000 nested one-item lists (fixed form 0xC1) and 100000 nested dicts (0x67 = dict of
+    // one entry, key 0): refused at the depth limit, no stack overflow.
+    for (std::vector<uint8_t> unit : {std::vector<uint8_t>{0xC1}, std::vector<uint8_t>{103, 0}}) {
+      Client c({}, 0, false);
+      c.hello6();
+      std::vector<uint8_t> b;
+      for (int i = 0; i < 100000; ++i) b.insert(b.end(), unit.begin(), unit.end());
+      b.push_back(0);
+      c.peer.send(rencode_chunk(b));
+      c.expect_clean_refusal(ErrorCode::LimitExceeded, "rencode decode");
+    }
+  }
+}
+
+TEST(HostileServer, BrotliPacketBombEndsTheSessionWithoutInflating) {
+  ClientLimits l;
+  l.frame.max_decompressed_size = 1 << 20;
+  Client c(l, 0, false);
+  c.hello6();
+  // 64 MiB of zeros inside one rencodeplus byte string: a few KB of brotli.
+  std::vector<uint8_t> zeros(64u << 20, 0);
+  auto body = xpra::rencode_encode(Value::list({"ping", Value(SharedBytes::copy_of(zeros))}));
+  std::vector<uint8_t>().swap(zeros);
+  auto z = xpra::compress_payload(body, xpra::PacketCompressor::Brotli, 5);
+  std::vector<uint8_t>().swap(body);
+  ASSERT_TRUE(z.ok()) << z.error().message();
+  std::printf("brotli bomb: %zu bytes on the wire\n", z->bytes.size());
+  std::vector<uint8_t> wire;
+  xpra::append_chunk(wire, xpra::kProtoRencodeplus, z->level, 0, z->bytes);
+  const double rss0 = rss_mib();
+  c.peer.send(wire);
+  c.expect_clean_refusal(ErrorCode::LimitExceeded, "brotli data inflates to more than");
+  EXPECT_LT(rss_mib() - rss0, 64.0);
+}
+
+TEST(HostileServer, BrotliRawChunkBombAndCorruptBrotli) {
+  {
+    ClientLimits l;
+    l.frame.max_decompressed_size = 1 << 20;
+    Client c(l, 0, false);
+    c.hello6();
+    auto z = xpra::compress_payload(pixels(8u << 20, 0), xpra::PacketCompressor::Brotli, 5);
+    ASSERT_TRUE(z.ok());
+    std::vector<uint8_t> wire;
+    xpra::append_chunk(wire, 0, z->level, 7, z->bytes);  // the draw's data slot
+    c.peer.send(wire);
+    c.expect_clean_refusal(ErrorCode::LimitExceeded, "brotli data inflates to more than");
+  }
+  {
+    // A packet whose brotli stream is cut in half.
+    Client c({}, 0, false);
+    c.hello6();
+    std::string text(4000, 'x');
+    for (size_t i = 0; i < text.size(); ++i) text[i] = char('a' + (i * 7919) % 26);
+    auto body = xpra::rencode_encode(Value::list({"ping", text}));
+    auto z = xpra::compress_payload(body, xpra::PacketCompressor::Brotli, 5);
+    ASSERT_TRUE(z.ok());
+    z->bytes.resize(z->bytes.size() / 2);
+    std::vector<uint8_t> wire;
+    xpra::append_chunk(wire, xpra::kProtoRencodeplus, z->level, 0, z->bytes);
+    c.peer.send(wire);
+    auto end = c.wait_end();
+    ASSERT_TRUE(end && end->error) << c.log_text();
+    EXPECT_NE(end->message().find("brotli"), std::string::npos) << end->message();
+    EXPECT_TRUE(c.peer.wait_packet("disconnect"));
+    EXPECT_TRUE(c.peer.wait_client_eof());
+  }
+}
+
+// A server that lies about itself: it announced rencodeplus and lz4/brotli (hello6), then
+// sends packets in what it never offered and pixpath never asked for.
+TEST(HostileServer, PacketsInACompressorOrEncoderNeverNegotiated) {
+  const auto body = xpra::rencode_encode(Value::list({"ping", 1, 2}));
+  {
+    // lzo (level bit 0x20): pixpath never offers it.
+    Client c({}, 0, false);
+    c.hello6();
+    std::vector<uint8_t> wire;
+    xpra::append_chunk(wire, xpra::kProtoRencodeplus, xpra::kLevelLzo | 1, 0, body);
+    c.peer.send(wire);
+    c.expect_clean_refusal(ErrorCode::Unsupported, "lzo");
+  }
+  {
+    // Compression bits that name no algorithm at all.
+    Client c({}, 0, false);
+    c.hello6();
+    std::vector<uint8_t> wire;
+    xpra::append_chunk(wire, xpra::kProtoRencodeplus, 0xC1, 0, body);
+    c.peer.send(wire);
+    c.expect_clean_refusal(ErrorCode::Unsupported, "unknown compression flags");
+  }
+  // yaml, old rencode, a cipher never negotiated.
+  for (auto [flags, text] : {std::pair<uint8_t, std::string>{xpra::kProtoYaml, "protocol flags"},
+                             {xpra::kProtoRencode, "protocol flags"},
+                             {uint8_t(xpra::kProtoRencodeplus | xpra::kProtoCipher),
+                              "encrypted chunk (no cipher configured)"}}) {
+    SCOPED_TRACE(int(flags));
+    Client c({}, 0, false);
+    c.hello6();
+    std::vector<uint8_t> wire;
+    xpra::append_chunk(wire, flags, 0, 0, body);
+    c.peer.send(wire);
+    c.expect_clean_refusal(ErrorCode::Unsupported, text);
+  }
+  {
+    // Integer packet types (xpra 3.1's aliases), which a server sends only to a client that
+    // asked for them with an "aliases" capability; pixpath never does.
+    Client c({}, 0, false);
+    c.hello6();
+    c.peer.send(Client::rframe(Value::list({7, 1, 2})));
+    c.expect_clean_refusal(ErrorCode::Protocol, "packet aliases");
+  }
+}
+
+// The codings it announces are junk, and it draws in codings nobody can paint: each draw is
+// acked -1 with the coding named, the session goes on.
+TEST(HostileServer, CodingsItCannotSendOrWeNeverOffered) {
+  Client c({}, 0, false);
+  c.hello6();
+  Value junk = dict();
+  junk.set("encodings", Value::list({1, Value::list({}), "png"}));
+  c.peer.send(Client::rframe(Value::list({"encodings", junk})));
+  c.peer.send(Client::rframe(Value::list({"encodings", "not a dict"})));
+  c.window(1, 64, 64);
+  c.peer.send(Client::rframe(draw(1, 0, 0, 16, 16, "jxl", bytes(pixels(100)), 1, 0)));
+  c.peer.send(Client::rframe(draw(1, 0, 0, 16, 16, "bogus", bytes(pixels(100)), 2, 0)));
+  c.peer.send(Client::rframe(draw(1, 0, 0, 16, 16, "", bytes(pixels(100)), 3, 0)));
+  for (auto [seq, coding] : {std::pair<int64_t, std::string>{1, "jxl"}, {2, "bogus"}, {3, ""}}) {
+    SCOPED_TRACE(coding);
+    auto a = c.ack(seq);
+    ASSERT_TRUE(a) << c.log_text();
+    EXPECT_EQ(a->first, -1);
+    if (!coding.empty()) {
+      EXPECT_NE(a->second.find(coding), std::string::npos) << a->second;
+    }
+  }
+  c.peer.send(Client::rframe(Value::list({"ping", 1, 2})));
+  EXPECT_TRUE(c.peer.wait_packet("ping_echo", 0, 10s)) << c.log_text();
+  c.expect_every_draw_acked_once();
+  EXPECT_FALSE(c.pipeline->closed());
 }
 
 }  // namespace

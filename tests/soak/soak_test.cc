@@ -12,7 +12,11 @@
 //   - counters() live bytes grow less than 64 MiB over the same span, and live storages come
 //     back to where they started once the pipeline and the backing are gone;
 //   - the engine queue does not grow: empty once drained, never at its limit.
-// ctest runs a short form (label soak; 75 s, 40 s under TSan); the full run:
+// It runs against both server versions (xpra 3.1.3 and 6.5.5, a parametrized test; a version
+// that is not installed is skipped with the reason).
+// ctest runs a short form (label soak): a budget of 75 s (40 s under TSan) split between the
+// two versions, PIXPATH_SOAK_SHORT_SECONDS being the total. The full run gives each version
+// PIXPATH_SOAK_SECONDS:
 //   PIXPATH_SOAK_SECONDS=600 ctest --preset default -L soak   (or run the binary)
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -47,12 +51,13 @@ using namespace std::chrono_literals;
 using Clock = std::chrono::steady_clock;
 using xpra::testing::XpraServer;
 using xpra::testing::XpraServerOptions;
+using xpra::testing::XpraVersion;
 
+// Seconds for one server version. PIXPATH_SOAK_SECONDS (the user's, per version) wins over
+// PIXPATH_SOAK_SHORT_SECONDS (ctest's short form: the total for both versions, split evenly).
 int soak_seconds() {
-  // PIXPATH_SOAK_SECONDS (the user's) wins over PIXPATH_SOAK_SHORT_SECONDS (ctest's short form).
-  for (const char* name : {"PIXPATH_SOAK_SECONDS", "PIXPATH_SOAK_SHORT_SECONDS"}) {
-    if (const char* s = std::getenv(name)) return std::max(5, std::atoi(s));
-  }
+  if (const char* s = std::getenv("PIXPATH_SOAK_SECONDS")) return std::max(5, std::atoi(s));
+  if (const char* s = std::getenv("PIXPATH_SOAK_SHORT_SECONDS")) return std::max(5, std::atoi(s) / 2);
   return 600;
 }
 
@@ -121,13 +126,22 @@ struct Sample {
   size_t windows = 0;
 };
 
-TEST(Soak, BusyRealServer) {
+class Soak : public ::testing::TestWithParam<XpraVersion> {
+ protected:
+  void SetUp() override {
+    if (auto a = xpra::testing::xpra_available(GetParam()); !a.ok()) GTEST_SKIP() << a.error().message();
+  }
+};
+
+TEST_P(Soak, BusyRealServer) {
   const int seconds = soak_seconds();
   const double warmup = std::min(60.0, seconds / 4.0);
-  std::printf("soak: %d s against a real xpra server (warm-up %.0f s)\n", seconds, warmup);
+  std::printf("soak: %d s against a real xpra %s server (warm-up %.0f s)\n", seconds,
+              xpra::testing::xpra_version_name(GetParam()), warmup);
   const auto baseline = counters();
 
   XpraServerOptions so;
+  so.version = GetParam();
   so.start = "xterm -geometry 100x40 -e sh -c 'while :; do ls -lR /usr; done'";
   so.extra_args.push_back("--start=glxgears -geometry 640x480");
   so.extra_args.push_back("--pings=5");
@@ -171,7 +185,8 @@ TEST(Soak, BusyRealServer) {
       std::fprintf(stderr, "  [client] %.*s\n", int(l.size()), l.data());
     };
     // Medium quality and scrolling: the server then mixes lossless rgb24/png refreshes with
-    // jpeg/webp for glxgears and scroll packets for the xterm.
+    // jpeg/webp for glxgears and scroll packets for the xterm (3.1: "encoding.scrolling"; 6.x
+    // scrolls whenever "scroll" is a common coding).
     o.session.quality = 50;
     o.session.extra_caps = xpra::Value(xpra::Value::Dict{});
     o.session.extra_caps.set("encoding.scrolling", true);
@@ -225,11 +240,12 @@ TEST(Soak, BusyRealServer) {
 
     EXPECT_TRUE(pipeline->stop("soak done")) << "the engine was still busy after the goodbye";
     const auto st = pipeline->stats();
-    std::printf("soak result: %d s, draws %lld, acks %lld (painted %lld, errors %lld, skipped "
+    std::printf("soak result (xpra %s): %d s, draws %lld, acks %lld (painted %lld, errors %lld, skipped "
                 "%lld), unmatched %lld, outstanding %lld, session draws %llu (rejected %llu), "
                 "session acks sent %llu, windows started %d, queue max %lld, refused (queue "
                 "full) %lld\n",
-                seconds, (long long)st.draws_submitted, (long long)st.acks,
+                xpra::testing::xpra_version_name(GetParam()), seconds, (long long)st.draws_submitted,
+                (long long)st.acks,
                 (long long)st.acks_painted, (long long)st.acks_error, (long long)st.acks_skipped,
                 (long long)st.acks_unmatched, (long long)st.outstanding,
                 (unsigned long long)st.session_draws, (unsigned long long)st.session_draws_rejected,
@@ -283,6 +299,12 @@ TEST(Soak, BusyRealServer) {
   EXPECT_EQ(after.live_bytes(), baseline.live_bytes());
   server->stop();
 }
+
+INSTANTIATE_TEST_SUITE_P(Versions, Soak, ::testing::Values(XpraVersion::V3_1, XpraVersion::V6),
+                         [](const auto& param_info) {
+                           return param_info.param == XpraVersion::V6 ? std::string("xpra6")
+                                                                : std::string("xpra31");
+                         });
 
 }  // namespace
 }  // namespace pixpath::client

@@ -55,6 +55,18 @@ bool offers_video(const SessionOptions& o) {
   return false;
 }
 
+// The codings offered to a 6.x server: all but "scroll". xpra 6.5.5 cannot send scroll draws:
+// its encode_scrolling() calls queue_damage_packet() without the "options" argument, and the
+// TypeError drops the whole screen update, so a client that offers scroll gets stale windows
+// as soon as a window scrolls while the encoding speed is below 50 (the server starts at 40).
+// xpra's own 6.x client never offers scroll; neither do we (docs/xpra-servers.md).
+std::vector<std::string> codings_for_6x(const std::vector<std::string>& encodings) {
+  std::vector<std::string> out;
+  for (const auto& e : encodings)
+    if (e != "scroll") out.push_back(e);
+  return out;
+}
+
 std::string joined(const std::vector<std::string>& v) {
   std::string s;
   for (const auto& x : v) s += (s.empty() ? "" : ", ") + x;
@@ -104,13 +116,14 @@ Value Session::make_hello_6x() const {
   // 6.x pings a client only when asked to; the pings keep a dead connection from lingering.
   caps.set("ping", true);
   caps.set("desktop_size", Value::list({o.desktop_width, o.desktop_height}));
-  caps.set("encodings", Value::string_list(o.encodings));
-  caps.set("encodings.core", Value::string_list(o.encodings));
+  const std::vector<std::string> codings = codings_for_6x(o.encodings);
+  caps.set("encodings", Value::string_list(codings));
+  caps.set("encodings.core", Value::string_list(codings));
   Value encoding{Value::Dict{}};
   encoding.set("", o.preferred_encoding);
   encoding.set("setting", o.preferred_encoding);
-  encoding.set("core", Value::string_list(o.encodings));
-  encoding.set("options", Value::string_list(o.encodings));
+  encoding.set("core", Value::string_list(codings));
+  encoding.set("options", Value::string_list(codings));
   encoding.set("full_csc_modes", full_csc_modes(o));
   if (offers_video(o)) {
     encoding.set("video_max_size", Value::list({o.video_max_width, o.video_max_height}));
@@ -125,6 +138,10 @@ Value Session::make_hello_6x() const {
   if (o.quality >= 0) {
     encoding.set("quality", o.quality);
     encoding.set("min-quality", o.quality);
+  }
+  if (o.speed >= 0) {
+    encoding.set("speed", o.speed);
+    encoding.set("min-speed", o.speed);
   }
   caps.set("encoding", encoding);
   caps.set("digest", digests());
@@ -161,6 +178,10 @@ Value Session::make_hello_31() const {
   caps.set("encoding", o.preferred_encoding);
   caps.set("encodings.rgb_formats", Value::string_list(o.rgb_formats));
   if (o.quality >= 0) caps.set("quality", o.quality);
+  if (o.speed >= 0) {
+    caps.set("encoding.speed", o.speed);
+    caps.set("encoding.min-speed", o.speed);
+  }
   caps.set("encoding.flush", true);
   caps.set("encoding.rgb_zlib", true);
   caps.set("encoding.rgb_lz4", true);

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <functional>
 #include <thread>
 
 #include "net/xpra/testing/fake_peer.h"
@@ -29,7 +30,7 @@ struct Harness {
 
   explicit Harness(FrameLimits limits = {}, std::string password = "",
                    std::optional<PacketEncoder> encoder = std::nullopt,
-                   std::function<void(SessionOptions&)> adjust = {}) {
+                   const std::function<void(SessionOptions&)>& adjust = {}) {
     SessionOptions o;
     o.packet_encoder = encoder;
     o.url = peer.url();
@@ -185,6 +186,75 @@ TEST(XpraSession, BencodeHelloCarries31Capabilities) {
   EXPECT_EQ(caps.find("uuid")->as_view().size(), 32u);
   EXPECT_EQ(caps.find("client_type")->as_view(), "pixpath");
   EXPECT_EQ(caps.find("version")->as_view(), "6.5");
+}
+
+// --quality and --speed: 6.x reads them (and their floors) only from the nested "encoding" dict,
+// 3.1 from "quality" and the flat "encoding.speed"; absent unless asked for.
+TEST(XpraSession, QualityAndSpeedReachBothHellos) {
+  auto set = [](SessionOptions& o) {
+    o.quality = 60;
+    o.speed = 20;
+  };
+  {
+    Harness h({}, "", std::nullopt, set);
+    auto hello = h.peer.wait_packet("hello");
+    ASSERT_TRUE(hello);
+    const Value& enc = *hello->as_list()[1].find("encoding");
+    ASSERT_TRUE(enc.is_dict());
+    for (auto [key, want] : {std::pair<const char*, int>{"quality", 60}, {"min-quality", 60},
+                             {"speed", 20}, {"min-speed", 20}}) {
+      ASSERT_NE(enc.find(key), nullptr) << key;
+      EXPECT_EQ(enc.find(key)->as_int(), want) << key;
+    }
+  }
+  {
+    Harness h({}, "", PacketEncoder::Bencode, set);
+    auto hello = h.peer.wait_packet("hello");
+    ASSERT_TRUE(hello);
+    const Value& caps = hello->as_list()[1];
+    for (auto [key, want] : {std::pair<const char*, int>{"quality", 60}, {"encoding.speed", 20},
+                             {"encoding.min-speed", 20}}) {
+      ASSERT_NE(caps.find(key), nullptr) << key;
+      EXPECT_EQ(caps.find(key)->as_int(), want) << key;
+    }
+  }
+  {
+    Harness h;
+    auto hello = h.peer.wait_packet("hello");
+    ASSERT_TRUE(hello);
+    const Value& enc = *hello->as_list()[1].find("encoding");
+    for (const char* key : {"quality", "min-quality", "speed", "min-speed"})
+      EXPECT_EQ(enc.find(key), nullptr) << key;
+  }
+}
+
+// "scroll" is offered to 3.1 but never to 6.x (xpra 6.5.5 drops the screen update it tries to
+// send as scroll: see session_hello.cc and Xpra6Codings.ScrollIsNotOfferedAndWindowsStayExact).
+TEST(XpraSession, ScrollIsOfferedTo31Only) {
+  auto with_scroll = [](SessionOptions& o) { o.encodings = {"rgb24", "png", "scroll"}; };
+  auto lists = [](const Value& caps) {
+    const Value& enc = *caps.find("encoding");
+    return std::vector<const Value*>{caps.find("encodings"), caps.find("encodings.core"),
+                                     enc.is_dict() ? enc.find("core") : nullptr,
+                                     enc.is_dict() ? enc.find("options") : nullptr};
+  };
+  {
+    Harness h({}, "", std::nullopt, with_scroll);
+    auto hello = h.peer.wait_packet("hello");
+    ASSERT_TRUE(hello);
+    for (const Value* l : lists(hello->as_list()[1])) {
+      ASSERT_NE(l, nullptr);
+      EXPECT_EQ(l->as_list(), Value::string_list({"rgb24", "png"}).as_list());
+    }
+  }
+  {
+    Harness h({}, "", PacketEncoder::Bencode, with_scroll);
+    auto hello = h.peer.wait_packet("hello");
+    ASSERT_TRUE(hello);
+    const Value& caps = hello->as_list()[1];
+    for (const char* key : {"encodings", "encodings.core"})
+      EXPECT_EQ(caps.find(key)->as_list(), Value::string_list({"rgb24", "png", "scroll"}).as_list());
+  }
 }
 
 // A server that cannot read rencodeplus answers with one plain-text line (xpra 3.1: "disconnect:

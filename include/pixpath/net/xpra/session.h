@@ -122,6 +122,10 @@ struct SessionOptions {
   std::string preferred_encoding;      // "encoding"; default: the first of `encodings`
   std::vector<std::string> rgb_formats{"BGRX", "BGRA", "RGBX", "RGBA", "RGB", "BGR"};
   int quality = -1;                    // -1: let the server choose
+  // Encoding speed 1..100 (-1: the server's, which it tunes as it goes): lower asks for more
+  // compression. (A 6.x server would look for scrolled regions only below 50; "scroll" is not
+  // offered to 6.x, see session_hello.cc.)
+  int speed = -1;
   std::vector<std::string> delta_encodings{"rgb24", "rgb32", "png"};  // "supports_delta"
   // Video codings (h264, vp8, vp9): the input colourspaces each takes ("full_csc_modes"),
   // advertised only for the codings also in `encodings`; empty: no video. The client fills it
