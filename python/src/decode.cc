@@ -3,6 +3,7 @@
 #include <dlfcn.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cstring>
 #include <mutex>
 #include <optional>
@@ -15,6 +16,7 @@
 #include "pixpath/codecs/image_io.h"
 #include "pixpath/codecs/registry.h"
 #include "pixpath/core/pixel_ops.h"
+#include "pixpath/core/storage_pool.h"
 #include "pixpath/cuda/gpu_jpeg.h"
 #include "pypixpath.h"
 
@@ -161,6 +163,55 @@ std::optional<PixelFormat> format_from_buffer(const Py_buffer& b, const codecs::
   return std::nullopt;
 }
 
+// Recycled storages for decode()'s pictures. A fresh multi-megabyte allocation is new pages
+// from the kernel every time (glibc maps large blocks): for a 1080p RGB picture that is ~1500
+// page faults, as long as the decode itself on a loaded machine. Pictures of one size (a
+// loader's batch, a window's frames) come back to a pool when their last reference goes and
+// are reused. A few sizes at once, a few free blocks each; small pictures use malloc.
+class PoolCache {
+ public:
+  static constexpr size_t kMinBytes = 256 * 1024;
+  static constexpr size_t kSizes = 4;
+
+  StoragePool* pool_for(size_t bytes) {
+    if (bytes < kMinBytes) return nullptr;
+    std::lock_guard<std::mutex> lock(mu_);
+    for (size_t i = 0; i < pools_.size(); ++i) {
+      if (pools_[i]->block_bytes() == bytes) {
+        std::rotate(pools_.begin(), pools_.begin() + static_cast<std::ptrdiff_t>(i),
+                    pools_.begin() + static_cast<std::ptrdiff_t>(i) + 1);  // most recent first
+        return pools_.front().get();
+      }
+    }
+    StoragePoolConfig c;
+    c.name = "python decode " + std::to_string(bytes);
+    c.block_bytes = bytes;
+    c.max_free_blocks = 2;
+    auto pool = StoragePool::create(std::move(c));
+    if (!pool.ok()) return nullptr;
+    // The evicted pool's outstanding storages keep its state alive and free their blocks.
+    if (pools_.size() == kSizes) pools_.pop_back();
+    pools_.insert(pools_.begin(), std::move(*pool));
+    return pools_.front().get();
+  }
+
+ private:
+  std::mutex mu_;
+  std::vector<std::shared_ptr<StoragePool>> pools_;  // most recently used first
+};
+
+PoolCache& pool_cache() {
+  static PoolCache* cache = new PoolCache();  // never destroyed: storages may outlive exit
+  return *cache;
+}
+
+// The bytes Picture::allocate takes for a packed picture with its default 64-byte row
+// alignment (the pool's block size).
+size_t packed_bytes(PixelFormat f, int width, int height) {
+  const size_t row = static_cast<size_t>(width) * static_cast<size_t>(info(f).bytes_per_pixel[0]);
+  return (row + 63) / 64 * 64 * static_cast<size_t>(height);
+}
+
 Result<Decoded> decode_cpu(const Request& rq, std::span<const uint8_t> data, const Py_buffer* into,
                            size_t into_stride) {
   PIXPATH_TRY(std::string coding, resolve_coding(rq, data));
@@ -185,10 +236,14 @@ Result<Decoded> decode_cpu(const Request& rq, std::span<const uint8_t> data, con
     PIXPATH_TRY(std::vector<Error> warnings, decode_to_view(*dec, data, params, inf, dst));
     return Decoded{Picture(), std::move(warnings)};
   }
-  PictureLimits limits = PictureLimits::defaults();
   AllocateOptions ao;
-  ao.limits = limits;
+  ao.limits = PictureLimits::defaults();
+  if (info(fmt).planes == 1) ao.pool = pool_cache().pool_for(packed_bytes(fmt, inf.width, inf.height));
   auto pic = Picture::allocate(fmt, inf.width, inf.height, ao);
+  if (!pic.ok() && ao.pool) {  // a picture the pool cannot serve: plain memory
+    ao.pool = nullptr;
+    pic = Picture::allocate(fmt, inf.width, inf.height, ao);
+  }
   if (!pic.ok()) return pic.error().within(coding, "allocate");
   PIXPATH_TRY(PictureView dst, pic->write());
   PIXPATH_TRY(std::vector<Error> warnings, decode_to_view(*dec, data, params, inf, dst));
