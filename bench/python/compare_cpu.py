@@ -15,8 +15,8 @@ xeyes, glxgears; run with KEEP_PPM=1 so the PPMs stay), encoded here: JPEG q50 4
 Usage (the environment: bench/python/setup-venv; pixpath's extension on PYTHONPATH):
   PYTHONPATH=build/default/python /opt/pixpath-bench-python/bin/python3 \
       bench/python/compare_cpu.py [--data DIR] [--out docs/python-peers] [--seconds S]
-Writes OUT/cpu-results.json and the SVG plots OUT/cpu-latency.svg, OUT/cpu-threads.svg, and
-prints Markdown tables.
+Writes OUT/TAG-results.json and the SVG plots OUT/TAG-latency.svg, OUT/TAG-threads.svg (TAG:
+--tag, default "cpu"), and prints a Markdown table.
 """
 import argparse
 import concurrent.futures
@@ -155,7 +155,7 @@ def check_same_pixels(name, fn, data, reference):
     return int(diff.max())
 
 
-def plot(results, out: Path):
+def plot(results, out: Path, tag: str):
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -175,7 +175,7 @@ def plot(results, out: Path):
     ax.legend(fontsize=8, ncol=2)
     ax.grid(axis="y", alpha=0.3)
     fig.tight_layout()
-    fig.savefig(out / "cpu-latency.svg")
+    fig.savefig(out / f"{tag}-latency.svg")
     plt.close(fig)
 
     cols = 4
@@ -196,7 +196,7 @@ def plot(results, out: Path):
     axes.flat[0].legend(fontsize=7)
     fig.suptitle(f"Decode throughput per thread count — {results['machine']['cpu']}")
     fig.tight_layout()
-    fig.savefig(out / "cpu-threads.svg")
+    fig.savefig(out / f"{tag}-threads.svg")
     plt.close(fig)
 
 
@@ -233,6 +233,7 @@ def main():
     ap.add_argument("--out", default=str(ROOT / "docs/python-peers"), help="results and plots")
     ap.add_argument("--seconds", type=float, default=1.0, help="per latency and throughput measurement")
     ap.add_argument("--threads", default="1,2,4", help="thread counts for throughput")
+    ap.add_argument("--tag", default="cpu", help="output names: OUT/TAG-results.json, TAG-latency.svg, TAG-threads.svg")
     ap.add_argument("--only", default="", help="comma-separated substrings of file names to run")
     args = ap.parse_args()
     out = Path(args.out)
@@ -272,8 +273,8 @@ def main():
                   "  ".join(f"{t}T {v:7.1f}/s" for t, v in tp.items()), flush=True)
         results["files"][label] = entry
     results["machine"]["loadavg_end"] = os.getloadavg()
-    (out / "cpu-results.json").write_text(json.dumps(results, indent=1))
-    plot(results, out)
+    (out / f"{args.tag}-results.json").write_text(json.dumps(results, indent=1))
+    plot(results, out, args.tag)
     print("\n| file | " + " | ".join(next(iter(results["files"].values()))["latency_ms"]) + " |")
     for label, e in results["files"].items():
         print(f"| {label} | " + " | ".join(f"{e['latency_ms'].get(n, float('nan')):.2f}" for n in e["latency_ms"]) + " |")
