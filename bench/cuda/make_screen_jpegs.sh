@@ -3,7 +3,8 @@
 # of text, xclock, xeyes and glxgears, captured with ImageMagick's import, encoded by
 # libjpeg-turbo's cjpeg (q50 4:2:0 and q90 4:4:4, plus a q70 file with a restart marker every
 # 2 MCU rows and crops for the backend-routing sizes).
-# Usage: make_screen_jpegs.sh OUTDIR
+# Usage: make_screen_jpegs.sh OUTDIR   (KEEP_PPM=1: also keep the captures, OUTDIR/screen*.ppm,
+#        which bench/python/compare_cpu.py encodes as PNG and WebP)
 set -euo pipefail
 out=${1:?usage: make_screen_jpegs.sh OUTDIR}
 mkdir -p "$out"
@@ -42,4 +43,5 @@ for s in 128x128 192x192 256x256 384x384 512x512 1024x768 1280x1024 1600x1200; d
   w=${s%x*}; h=${s#*x}
   pnmcut -left 0 -top 0 -width "$w" -height "$h" "$tmp/screen4k.ppm" | cjpeg -quality 50 -sample 2x2 -outfile "$out/crop_${s}_q50_420.jpg"
 done
+if [ -n "${KEEP_PPM:-}" ]; then cp "$tmp"/screen4k.ppm "$tmp"/screen1080.ppm "$out/"; fi
 ls -l "$out"
