@@ -28,6 +28,11 @@ class VideoAttach : public ::testing::TestWithParam<std::tuple<XpraVersion, std:
   }
   XpraVersion version() const { return std::get<0>(GetParam()); }
   const std::string& coding() const { return std::get<1>(GetParam()); }
+  // 6.5.5 encodes vp8 (4:2:0 only) and h264 4:2:0 only below quality 100 (at 100 it wants
+  // 4:4:4: png instead of vp8); vp9 4:4:4 at 100 is exact.
+  std::string quality() const {
+    return version() == XpraVersion::V6 && coding() != "vp9" ? "80" : "100";
+  }
   std::string case_id() const {
     return std::string(version() == XpraVersion::V6 ? "xpra6_" : "xpra31_") + coding();
   }
@@ -53,7 +58,7 @@ TEST_P(VideoAttach, ScrollingXtermArrivesAsVideoAndIsPainted) {
 
   BackgroundProcess p({pixpath_binary(), "attach", live->url(), "--headless", "--json",
                        "--snapshot-dir", tmp / "snap", "--exit-after", "9", "--encoding",
-                       coding(), "--encodings", coding() + ",rgb24,png", "--quality", "100"},
+                       coding(), "--encodings", coding() + ",rgb24,png", "--quality", quality()},
                       tmp.path);
   auto r = p.wait(60s);
   ASSERT_FALSE(r.timed_out) << r.err;

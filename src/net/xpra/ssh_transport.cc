@@ -11,8 +11,11 @@
 #include <cerrno>
 #include <cstring>
 #include <thread>
+#include <type_traits>
 
 #include <fmt/format.h>
+
+static_assert(std::is_same_v<pid_t, int>, "SshTransport keeps the child's pid as an int");
 
 namespace pixpath::xpra {
 namespace {

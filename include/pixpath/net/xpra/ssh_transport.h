@@ -18,8 +18,6 @@
 // Threading and lifetime: as Transport (transport.h).
 #pragma once
 
-#include <sys/types.h>
-
 #include <atomic>
 #include <chrono>
 #include <memory>
@@ -79,10 +77,11 @@ class SshTransport final : public Transport {
   void shutdown_send() override;
   std::string describe() const override { return description_; }
 
-  pid_t pid() const { return pid_; }
+  // The child's process id (a pid_t; int on Linux, kept out of this public header).
+  int pid() const { return pid_; }
 
  private:
-  SshTransport(pid_t pid, int in, int out, int err, std::string description,
+  SshTransport(int pid, int in, int out, int err, std::string description,
                std::chrono::milliseconds send_timeout)
       : pid_(pid), in_(in), out_(out), err_(err), description_(std::move(description)),
         send_timeout_(send_timeout) {}
@@ -91,7 +90,7 @@ class SshTransport final : public Transport {
   int reap(std::chrono::milliseconds wait);
   std::string failure(std::string_view what);
 
-  const pid_t pid_;
+  const int pid_;
   const int in_;   // the child's stdin (a socket: MSG_NOSIGNAL, shutdown)
   const int out_;  // the child's stdout
   int err_;        // the child's stderr (a pipe), -1 once it reached eof; reader thread only
