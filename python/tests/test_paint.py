@@ -173,7 +173,13 @@ def test_attach_paints_and_calls_back(xpra_server):
         assert any(w["wid"] == wid for w in client.windows())
         fb = np.asarray(client.snapshot(wid))
         assert fb.ndim == 3 and fb.shape[2] == 4 and not fb.flags.writeable
-        assert fb[..., :3].std() > 0  # the xterm's text, not a blank framebuffer
+        # The xterm's text, not a blank framebuffer. The first painted draw may be the xterm's
+        # background alone (seen under ASan, where everything is slower): wait for the text.
+        deadline = time.monotonic() + 30
+        while fb[..., :3].std() == 0 and time.monotonic() < deadline:
+            time.sleep(0.1)
+            fb = np.asarray(client.snapshot(wid))
+        assert fb[..., :3].std() > 0, "the window stayed one colour for 30 s"
         assert client.stats()["acks_painted"] > 0
         stats = client.stop()
     assert stats["acks"] == stats["draws_submitted"] and stats["outstanding"] == 0
