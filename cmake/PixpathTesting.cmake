@@ -3,6 +3,9 @@
 if(PIXPATH_BUILD_TESTS)
   find_package(GTest REQUIRED)
   enable_testing()
+  # What the tsan preset runs (label "threaded"), and only that: scripts/test builds this target
+  # there instead of everything (the CLI is added where it is defined, src/tools).
+  add_custom_target(pixpath_threaded_tests)
 endif()
 if(PIXPATH_BUILD_BENCHMARKS)
   find_package(benchmark REQUIRED)
@@ -19,6 +22,9 @@ function(pixpath_add_test name)
   set(labels ${T_LABELS})
   if(NOT "integration" IN_LIST labels)
     list(APPEND labels unit)
+  endif()
+  if("threaded" IN_LIST labels)
+    add_dependencies(pixpath_threaded_tests ${name})
   endif()
   add_test(NAME ${name} COMMAND ${name})
   set_tests_properties(${name} PROPERTIES LABELS "${labels}"
