@@ -87,18 +87,7 @@ class PyObserver final : public client::ClientObserver {
   }
   void on_ack(const DamageAck& ack, const paint::PaintReport& r, client::AckDelivery delivery) override {
     call(ack_cb, [&] {
-      py::dict d;
-      d["sequence"] = ack.sequence;
-      d["wid"] = ack.wid;
-      d["w"] = ack.w;
-      d["h"] = ack.h;
-      d["decode_time_us"] = ack.decode_time_us;
-      d["message"] = ack.message;
-      d["coding"] = r.coding;
-      d["decoder"] = std::string(r.decoder);
-      d["direct"] = r.direct;
-      d["decode_us"] = r.decode_us;
-      d["total_us"] = r.total_us;
+      py::dict d = ack_dict(ack, r);
       d["delivery"] = delivery == client::AckDelivery::Sent       ? "sent"
                       : delivery == client::AckDelivery::AfterClose ? "after-close"
                                                                     : "failed";

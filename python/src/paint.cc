@@ -55,24 +55,6 @@ struct CallbackError {
   }
 };
 
-py::dict ack_dict(const DamageAck& ack, const paint::PaintReport& r) {
-  py::dict d;
-  d["sequence"] = ack.sequence;
-  d["wid"] = ack.wid;
-  d["w"] = ack.w;
-  d["h"] = ack.h;
-  d["decode_time_us"] = ack.decode_time_us;
-  d["message"] = ack.message;
-  d["coding"] = r.coding;
-  d["decoder"] = std::string(r.decoder);
-  d["direct"] = r.direct;
-  d["queue_us"] = r.queue_us;
-  d["decode_us"] = r.decode_us;
-  d["paint_us"] = r.paint_us;
-  d["total_us"] = r.total_us;
-  return d;
-}
-
 paint::DecoderChoice decoder_choice(const std::string& text) { return unwrap(paint::parse_decoder_choice(text)); }
 
 paint::GpuDrawDecoderFactory gpu_factory() {
@@ -190,6 +172,24 @@ py::dict play_result_dict(const paint::PlayResult& r) {
 }
 
 }  // namespace
+
+py::dict ack_dict(const DamageAck& ack, const paint::PaintReport& r) {
+  py::dict d;
+  d["sequence"] = ack.sequence;
+  d["wid"] = ack.wid;
+  d["w"] = ack.w;
+  d["h"] = ack.h;
+  d["decode_time_us"] = ack.decode_time_us;
+  d["message"] = ack.message;
+  d["coding"] = r.coding;
+  d["decoder"] = std::string(r.decoder);
+  d["direct"] = r.direct;
+  d["queue_us"] = r.queue_us;
+  d["decode_us"] = r.decode_us;
+  d["paint_us"] = r.paint_us;
+  d["total_us"] = r.total_us;
+  return d;
+}
 
 void register_paint(py::module_& m) {
   py::class_<PyCpuBacking>(m, "CpuBacking", R"doc(

@@ -25,6 +25,13 @@
 #include "pixpath/core/release_domain.h"
 #include "pixpath/core/result.h"
 
+namespace pixpath {
+struct DamageAck;
+namespace paint {
+struct PaintReport;
+}
+}  // namespace pixpath
+
 namespace pixpath::python {
 
 namespace py = pybind11;
@@ -71,6 +78,8 @@ void register_decode(py::module_& m);
 
 // paint.cc: CpuBacking, PaintEngine, play().
 void register_paint(py::module_& m);
+// One ack as the dict the `on_ack` callbacks get (PaintEngine and attach: the same keys).
+py::dict ack_dict(const DamageAck& ack, const paint::PaintReport& report);
 // client.cc: attach() and Client.
 void register_client(py::module_& m);
 
