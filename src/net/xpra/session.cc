@@ -329,8 +329,8 @@ Error Session::plain_text_reply(std::span<const uint8_t> first,
   if (!text) {
     // Protocol: not an xpra peer at all; never a reason to try another encoder.
     return Error(ErrorCode::Protocol, "xpra", "parse chunk",
-                 fmt::format("the stream starts with byte 0x{:02x}, not 'P': not an xpra peer",
-                             first.empty() ? 0 : first[0]));
+                 fmt::format("the stream starts with byte 0x{:02x}, not 'P': not an xpra peer ({})",
+                             first.empty() ? 0 : first[0], transport()->describe()));
   }
   std::string_view said = line;
   for (std::string_view prefix : {"disconnect: ", "disconnect "}) {
