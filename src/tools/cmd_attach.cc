@@ -82,7 +82,9 @@ void add_session_options(CLI::App& cmd, AttachOptions& o) {
   cmd.add_option("--snapshot-interval", o.snapshot_interval_s,
                  "Seconds between snapshots (0: only at exit and when a window is lost)")
       ->check(CLI::NonNegativeNumber);
-  cmd.add_option("--connect-timeout", o.connect_timeout_s, "Seconds to wait for the server's hello")
+  cmd.add_option("--connect-timeout", o.connect_timeout_s,
+                 "Seconds to connect (TCP, TLS handshake, websocket upgrade) and to wait for the "
+                 "server's hello")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
   cmd.add_flag("--steal", o.steal,

@@ -329,8 +329,8 @@ Error Session::plain_text_reply(std::span<const uint8_t> first,
   if (!text) {
     // Protocol: not an xpra peer at all; never a reason to try another encoder.
     return Error(ErrorCode::Protocol, "xpra", "parse chunk",
-                 fmt::format("the stream starts with byte 0x{:02x}, not 'P': not an xpra peer",
-                             first.empty() ? 0 : first[0]));
+                 fmt::format("the stream starts with byte 0x{:02x}, not 'P': not an xpra peer ({})",
+                             first.empty() ? 0 : first[0], transport()->describe()));
   }
   std::string_view said = line;
   for (std::string_view prefix : {"disconnect: ", "disconnect "}) {
@@ -349,19 +349,39 @@ bool Session::may_retry_with_bencode() const {
          !client_disconnect_.load();
 }
 
+void Session::close_refused_connection(Transport& old) {
+  // The refused connection is closed, and its end seen, BEFORE the next one is opened. xpra
+  // 3.1 closes a refused socket without shutting it down, while its reader thread still waits
+  // in poll() on it; our close wakes that thread, which then reads from the descriptor's
+  // NUMBER, whatever socket holds it by then. Opened before, or just after, the retry
+  // connection could be that socket: 3.1's dead TLS reader then swallowed our ClientHello or
+  // bencode hello and answered with an alert under the old connection's keys ("decryption
+  // failed or bad record mac" in 11 attaches of 30; "invalid alert" in 3 of 30 without the
+  // grace period). The grace period lets the woken thread reach its read while the number is
+  // still free (it waits for Python's GIL first); a client cannot see that moment.
+  old.shutdown_send();
+  std::vector<uint8_t> sink(4096);
+  const auto deadline = std::chrono::steady_clock::now() + kRefusedCloseWait;
+  while (std::chrono::steady_clock::now() < deadline) {
+    auto got = old.read_some(sink, std::chrono::milliseconds(50));
+    if (!got.ok() || got->eof) break;
+  }
+  old.shutdown();
+  std::this_thread::sleep_for(kRefusedCloseGrace);
+}
+
 Result<void> Session::retry_with_bencode(const Error& why) {
   retried_encoder_ = true;
   log(LogLevel::Debug,
       fmt::format("{}; connecting again with bencode packets (xpra 3.x)", why.reason()));
+  close_refused_connection(*transport());
   PIXPATH_TRY(auto fresh, open_transport(endpoint_, ConnectOptions{options_.connect_timeout,
                                                                    options_.send_timeout,
                                                                    options_.transport}));
-  std::shared_ptr<Transport> old;
   {
     MutexLock lock(transport_mu_);
-    old = std::exchange(connection_, std::shared_ptr<Transport>(std::move(fresh)));
+    connection_ = std::shared_ptr<Transport>(std::move(fresh));
   }
-  old->shutdown();
   encoder_ = PacketEncoder::Bencode;
   return send_packet(Value::list({"hello", make_hello()}));
 }

@@ -293,6 +293,25 @@ TEST(XpraSession, PlainTextRefusalRetriesOnceWithBencode) {
   EXPECT_TRUE(said) << "no log line about the retry";
 }
 
+// xpra 3.1 keeps a refused socket until the client closes it, and its reader then reads from
+// the descriptor's number, which the client's next connection may hold by then (over TLS: "bad
+// record mac"). The retry closes the refused connection and waits for its end first.
+TEST(XpraSession, RetryConnectsOnlyAfterTheRefusedConnectionIsClosed) {
+  FakePeer peer;
+  peer.refuse_first_client("disconnect: failed to parse bencode packet\n");
+  peer.keep_refused_open_until_client_closes();
+  RecordingListener listener;
+  SessionOptions o;
+  o.url = peer.url();
+  o.encodings = {"rgb24"};
+  o.log = [](std::string_view) {};
+  auto s = Session::start(std::move(o), listener);
+  ASSERT_TRUE(s.ok()) << s.error().message();
+  ASSERT_TRUE(peer.wait_packet("hello"));
+  EXPECT_EQ(peer.last_encoder(), PacketEncoder::Bencode);
+  EXPECT_FALSE(peer.overlapping_retry()) << "the bencode connection was opened while the refused one was open";
+}
+
 // A forced encoder is never retried: the server's plain-text line ends the session with its
 // words as the reason (here 6.x refusing bencode).
 TEST(XpraSession, PlainTextRefusalOfAForcedEncoderEndsTheSession) {

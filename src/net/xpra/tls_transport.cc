@@ -213,11 +213,13 @@ Result<std::unique_ptr<TlsTransport>> TlsTransport::connect(const std::string& h
       std::string why = openssl_errors(e == SSL_ERROR_SYSCALL || e == SSL_ERROR_ZERO_RETURN
                                            ? "the server closed the connection during the handshake"
                                            : "handshake failed");
-      if (ERR_GET_REASON(first) == SSL_R_UNSUPPORTED_PROTOCOL ||
-          ERR_GET_REASON(first) == SSL_R_TLSV1_ALERT_PROTOCOL_VERSION ||
-          ERR_GET_REASON(first) == SSL_R_WRONG_VERSION_NUMBER) {
-        why = "the server offers only a TLS version older than 1.2 (refused as a downgrade) "
-              "or does not speak TLS: " + why;
+      const int reason = ERR_GET_REASON(first);
+      if (reason == SSL_R_UNSUPPORTED_PROTOCOL || reason == SSL_R_TLSV1_ALERT_PROTOCOL_VERSION) {
+        why = "downgrade refused: the server offers only a TLS version older than 1.2: " + why;
+      } else if (reason == SSL_R_WRONG_VERSION_NUMBER || reason == SSL_R_PACKET_LENGTH_TOO_LONG) {
+        // Its answer is not a TLS record: plain text (an xpra tcp port without TLS, HTTP).
+        why = "the server does not speak TLS on this port (its answer is not a TLS record; a "
+              "plain tcp:// or ws:// port?): " + why;
       }
       return tls_error(ErrorCode::Unavailable, fmt::format("{}: {}", where, why));
     }

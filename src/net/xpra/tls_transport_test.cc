@@ -205,6 +205,7 @@ TEST(TlsTransport, PlainOrSilentPeersFailWithinTheTimeout) {
     auto t = TlsTransport::connect("127.0.0.1", peer.port(), TlsOptions{}, 5s);
     ASSERT_FALSE(t.ok());
     EXPECT_EQ(t.error().code(), ErrorCode::Unavailable) << t.error().message();
+    EXPECT_NE(t.error().reason().find("does not speak TLS"), std::string::npos) << t.error().message();
   }
   {
     RawPeer peer([](int fd) { RawPeer::read_until(fd, "never"); });

@@ -229,7 +229,14 @@ class Session {
   // Whether a failure before the server's hello means "it cannot read this packet encoder"
   // and the session may try bencode once.
   bool may_retry_with_bencode() const;
+  // Connects again with bencode (reader thread). Ordering rule: the refused connection is
+  // closed first, its end awaited (bounded: kRefusedCloseWait) and kRefusedCloseGrace let
+  // pass; never left open across the new connect (xpra 3.1 would read the new connection
+  // with the old one's reader: session.cc, close_refused_connection).
   Result<void> retry_with_bencode(const Error& why);
+  void close_refused_connection(Transport& old);
+  static constexpr std::chrono::milliseconds kRefusedCloseWait{1000};
+  static constexpr std::chrono::milliseconds kRefusedCloseGrace{250};
   void handle_encodings(const Packet& packet);
   void reader_loop();
   Result<void> handle(Packet& packet);  // an error ends the session

@@ -106,6 +106,17 @@ class FakePeer {
     MutexLock lock(mu_);
     refusals_.insert(refusals_.begin(), std::move(line));
   }
+  // As xpra 3.1 does after a refusal: the refused socket stays open until the client closes
+  // its end. Then overlapping_retry() says whether the client's next connection was already
+  // waiting (connected before the refused one was closed).
+  void keep_refused_open_until_client_closes() {
+    MutexLock lock(mu_);
+    keep_refused_open_ = true;
+  }
+  bool overlapping_retry() {
+    MutexLock lock(mu_);
+    return overlapping_retry_;
+  }
   void refuse_second_client_with(std::string line) {
     MutexLock lock(mu_);
     refusals_.push_back(std::move(line));
@@ -186,6 +197,22 @@ class FakePeer {
         first_encoder_ = encoder;
       }
       (void)::send(fd, line.data(), line.size(), MSG_NOSIGNAL);
+      bool keep_open = false;
+      {
+        MutexLock lock(mu_);
+        keep_open = keep_refused_open_;
+      }
+      if (keep_open) {
+        char sink[4096];
+        for (int i = 0; i < 500; ++i) {
+          pollfd p{fd, POLLIN, 0};
+          if (::poll(&p, 1, 10) == 1 && ::recv(fd, sink, sizeof sink, 0) <= 0) break;
+        }
+        pollfd next{listen_fd_, POLLIN, 0};
+        const bool waiting = ::poll(&next, 1, 0) == 1;
+        MutexLock lock(mu_);
+        overlapping_retry_ |= waiting;
+      }
       ::shutdown(fd, SHUT_RDWR);
       ::close(fd);
       fd = ::accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
@@ -238,6 +265,8 @@ class FakePeer {
   std::vector<Packet> packets_ PIXPATH_GUARDED_BY(mu_);
   bool eof_ PIXPATH_GUARDED_BY(mu_) = false;
   std::vector<std::string> refusals_ PIXPATH_GUARDED_BY(mu_);
+  bool keep_refused_open_ PIXPATH_GUARDED_BY(mu_) = false;
+  bool overlapping_retry_ PIXPATH_GUARDED_BY(mu_) = false;
   std::optional<PacketEncoder> first_encoder_ PIXPATH_GUARDED_BY(mu_);
   std::optional<PacketEncoder> last_encoder_ PIXPATH_GUARDED_BY(mu_);
 };
