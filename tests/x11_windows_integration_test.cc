@@ -77,9 +77,13 @@ struct CursorShot {
   int w = 0, h = 0, xhot = 0, yhot = 0;
   std::vector<uint32_t> argb;
   bool operator==(const CursorShot&) const = default;
+  size_t visible() const {
+    size_t n = 0;
+    for (uint32_t p : argb) n += (p >> 24) != 0;
+    return n;
+  }
   std::string describe() const {
-    size_t opaque = 0;
-    for (uint32_t p : argb) opaque += (p >> 24) != 0;
+    const size_t opaque = visible();
     return std::to_string(w) + "x" + std::to_string(h) + " hot spot " + std::to_string(xhot) + "," +
            std::to_string(yhot) + ", " + std::to_string(opaque) + " visible pixels";
   }
@@ -206,27 +210,29 @@ TEST_P(X11Attach, WindowsLikeTheServersWithKeyboardPointerAndClose) {
   EXPECT_EQ(client_click->w, 260);
   EXPECT_EQ(client_click->h, 150);
 
-  // Keys typed into the forwarded xterm reach the server's xterm.
   xdotool({"mousemove", "--sync", std::to_string(input->x + 20), std::to_string(input->y + 20)});
-  xdotool({"type", "--delay", "60", "hello pixpath"});
-  xdotool({"key", "Return"});
-  EXPECT_TRUE(eventually([&] { return read_all(typed) == "hello pixpath\n"; }, 10s))
-      << "the server's xterm got: '" << read_all(typed) << "'";
-
-  // The server's cursor over its xterm (the pointer is there now: pointer-position) is what the
-  // client shows over the forwarded xterm: the same image and hot spot, and not the default.
+  // The server's cursor over its xterm (the pointer is there now: pointer-position), xterm's
+  // I-beam, is what the client shows over the forwarded xterm: the same image and hot spot, not
+  // the default. (Checked before typing: xterm hides its pointer while one types.)
   const std::string server_display = ":" + std::to_string(live->display());
   std::optional<CursorShot> server_cursor, client_cursor;
   EXPECT_TRUE(eventually(
       [&] {
         server_cursor = cursor_image(server_display);
         client_cursor = cursor_image(display);
-        return server_cursor && client_cursor && server_cursor != default_cursor && *server_cursor == *client_cursor;
+        return server_cursor && client_cursor && server_cursor->visible() > 0 && server_cursor != default_cursor &&
+               *server_cursor == *client_cursor;
       },
       10s))
       << "server cursor " << (server_cursor ? server_cursor->describe() : "none") << ", client cursor "
       << (client_cursor ? client_cursor->describe() : "none") << ", client default " << default_cursor->describe()
       << (server_cursor == default_cursor ? " (the server shows the default cursor)" : "");
+
+  // Keys typed into the forwarded xterm reach the server's xterm.
+  xdotool({"type", "--delay", "60", "hello pixpath"});
+  xdotool({"key", "Return"});
+  EXPECT_TRUE(eventually([&] { return read_all(typed) == "hello pixpath\n"; }, 10s))
+      << "the server's xterm got: '" << read_all(typed) << "'";
 
   // Closing the xterm's window on the client closes it on the server (and then here).
   send_wm_delete(display, input->xid);
