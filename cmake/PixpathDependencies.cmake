@@ -21,12 +21,14 @@ if(PIXPATH_WITH_GL)
   pkg_check_modules(EPOXY REQUIRED IMPORTED_TARGET epoxy)
   pkg_check_modules(EGL REQUIRED IMPORTED_TARGET egl)
   pkg_check_modules(GLFW REQUIRED IMPORTED_TARGET glfw3)
+  # Xlib on GLFW's display: override-redirect, raising windows (GLFW has neither).
+  pkg_check_modules(GLFW_X11 REQUIRED IMPORTED_TARGET x11)
 endif()
 
 # The X11 shared-memory backing (no GL): xcb with MIT-SHM, and libX11 for keysym names.
 option(PIXPATH_WITH_X11 "Build the X11 shared-memory backing (xcb, xcb-shm)" ON)
 if(PIXPATH_WITH_X11)
-  pkg_check_modules(XCB REQUIRED IMPORTED_TARGET xcb xcb-shm)
+  pkg_check_modules(XCB REQUIRED IMPORTED_TARGET xcb xcb-shm xcb-render)
   pkg_check_modules(X11 REQUIRED IMPORTED_TARGET x11)
 endif()
 

@@ -278,6 +278,10 @@ void ClientPipeline::on_raise(int64_t wid) {
   for (ClientObserver* o : options_.observers) o->on_raise(wid);
 }
 
+void ClientPipeline::on_cursor(const xpra::Cursor& cursor) {
+  for (ClientObserver* o : options_.observers) o->on_cursor(cursor);
+}
+
 void ClientPipeline::on_draw(DrawPacket&& draw) {
   {
     MutexLock lock(mu_);

@@ -77,7 +77,20 @@ Result<void> GlBacking::create_window(int64_t wid, int w, int h) {
   o.windowed = options_.windowed;
   o.paint_boxes = options_.paint_boxes;
   o.title = "pixpath window " + std::to_string(wid);
+  if (options_.windowed) {
+    o.decorated = true;
+    o.wid = wid;
+    o.on_event = [this](paint::WindowEvent e) { events_.push_back(std::move(e)); };
+    if (options_.hints) {
+      if (auto hints = options_.hints(wid)) {
+        o.screen_x = hints->x, o.screen_y = hints->y;
+        o.override_redirect = hints->override_redirect;
+        if (!hints->title.empty()) o.title = hints->title;
+      }
+    }
+  }
   PIXPATH_TRY(auto win, GlWindow::create(context_, w, h, o));
+  if (cursor_) PIXPATH_CHECK(win->set_cursor(&*cursor_));
   auto& slot = windows_[wid];
   slot.gl = std::move(win);
   return after_change(*slot.gl);
@@ -198,6 +211,59 @@ Result<void> GlBacking::texture_written(int64_t wid, paint::Rect r) {
   context_->impl().stats.external_writes++;
   return after_change(*win);
 }
+
+Result<std::vector<paint::WindowEvent>> GlBacking::poll_events() {
+  if (options_.windowed) poll_window_events();
+  std::vector<paint::WindowEvent> out;
+  std::map<int64_t, size_t> last_motion;  // wid -> index in out
+  for (paint::WindowEvent& e : events_) {
+    if (e.kind == paint::EventKind::Motion) {
+      if (auto it = last_motion.find(e.wid); it != last_motion.end()) {
+        out[it->second] = std::move(e);  // coalesced: the latest position wins
+        continue;
+      }
+      last_motion[e.wid] = out.size();
+    }
+    out.push_back(std::move(e));
+  }
+  events_.clear();
+  return out;
+}
+
+Result<void> GlBacking::move_window(int64_t wid, int x, int y) {
+  GlWindow* w = window(wid);
+  if (!w) return backing_error(ErrorCode::InvalidArgument, "move window", "no window " + std::to_string(wid));
+  w->move(x, y);
+  return ok();
+}
+
+Result<void> GlBacking::set_title(int64_t wid, const std::string& title) {
+  GlWindow* w = window(wid);
+  if (!w) return backing_error(ErrorCode::InvalidArgument, "set title", "no window " + std::to_string(wid));
+  w->set_title(title);
+  return ok();
+}
+
+Result<void> GlBacking::raise_window(int64_t wid) {
+  GlWindow* w = window(wid);
+  if (!w) return backing_error(ErrorCode::InvalidArgument, "raise window", "no window " + std::to_string(wid));
+  w->raise();
+  return ok();
+}
+
+Result<void> GlBacking::set_cursor(const paint::CursorImage* image) {
+  if (image) cursor_ = *image;
+  else cursor_.reset();
+  for (auto& [wid, w] : windows_) PIXPATH_CHECK(w.gl->set_cursor(image));
+  return ok();
+}
+
+bool GlBacking::has_native_window(int64_t wid) const {
+  auto it = windows_.find(wid);
+  return it != windows_.end() && it->second.gl->windowed();
+}
+
+int GlBacking::event_fd() const { return options_.windowed ? window_event_fd() : -1; }
 
 Result<std::unique_ptr<paint::Backing>> make_gl_backing(const GlBackingOptions& options) {
   PIXPATH_TRY(auto backing, GlBacking::create(options));

@@ -37,7 +37,9 @@ std::array<uint8_t, 4> box_colour(std::string_view coding) {
 // ---- GlWindow --------------------------------------------------------------------------
 
 struct GlWindow::Native {
+  internal::WindowEventSink sink;  // before window: the window's callbacks point here
   internal::NativeWindow window;
+  void* cursor = nullptr;  // GLFWcursor*, or nullptr: the default
   EGLSurface surface = EGL_NO_SURFACE;
 };
 
@@ -55,6 +57,7 @@ GlWindow::~GlWindow() {
       eglDestroySurface(impl.display, native_->surface);
     }
     internal::glfw_destroy_window(native_->window);
+    internal::glfw_destroy_cursor(native_->cursor);
   }
 }
 
@@ -86,8 +89,15 @@ Result<std::unique_ptr<GlWindow>> GlWindow::create(std::shared_ptr<GlContext> co
                       ErrorCode::Unavailable);
     }
     w->native_ = std::make_unique<Native>();
-    PIXPATH_TRY(w->native_->window, internal::glfw_create_window(width, height, options.screen_x,
-                                                                 options.screen_y, options.title));
+    w->native_->sink.wid = options.wid;
+    w->native_->sink.emit = options.on_event;
+    internal::NativeWindowOptions no;
+    no.width = width, no.height = height, no.x = options.screen_x, no.y = options.screen_y;
+    no.title = options.title;
+    no.override_redirect = options.override_redirect;
+    no.decorated = options.decorated;
+    no.sink = &w->native_->sink;
+    PIXPATH_TRY(w->native_->window, internal::glfw_create_window(no));
     unsigned long xwin = w->native_->window.x11;
     w->native_->surface = eglCreatePlatformWindowSurfaceEXT(impl.display, impl.config, &xwin, nullptr);
     if (w->native_->surface == EGL_NO_SURFACE) {
@@ -139,6 +149,37 @@ uint32_t GlWindow::texture() const {
 }
 
 bool GlWindow::windowed() const { return native_ != nullptr; }
+
+void GlWindow::move(int x, int y) {
+  if (native_) internal::glfw_move_window(native_->window, x, y);
+}
+
+void GlWindow::set_title(const std::string& title) {
+  if (native_) internal::glfw_set_title(native_->window, title);
+}
+
+void GlWindow::raise() {
+  if (native_) internal::glfw_raise_window(native_->window);
+}
+
+Result<void> GlWindow::set_cursor(const paint::CursorImage* image) {
+  if (!native_) return ok();
+  void* cursor = nullptr;
+  if (image) {
+    cursor = internal::glfw_create_cursor(*image);
+    if (!cursor) {
+      return gl_error("set cursor", "GLFW could not make a " + std::to_string(image->w) + "x" +
+                                        std::to_string(image->h) + " cursor", ErrorCode::Unavailable);
+    }
+  }
+  internal::glfw_set_cursor(native_->window, cursor);
+  internal::glfw_destroy_cursor(native_->cursor);
+  native_->cursor = cursor;
+  return ok();
+}
+
+void poll_window_events() { internal::glfw_poll_events(); }
+int window_event_fd() { return internal::glfw_connection_fd(); }
 
 Result<Picture> GlWindow::content() const {
   return Picture::wrap(PixelFormat::RGBA, width_, height_, texture_storage_, 0,

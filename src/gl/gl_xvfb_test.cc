@@ -15,6 +15,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <iterator>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -113,6 +114,84 @@ TEST(GlXvfbTest, PresentedWindowMatchesReadback) {
     ASSERT_TRUE(backing.ok()) << backing.error().message();
     ASSERT_TRUE((*backing)->create_window(2, 40, 30).ok());
     ASSERT_TRUE((*backing)->resize_window(2, 60, 50).ok());
+  }
+  if (old_display) {
+    setenv("DISPLAY", saved.c_str(), 1);
+  } else {
+    unsetenv("DISPLAY");
+  }
+}
+
+// The user's input on a windowed GlBacking (what attach forwards to the server): a window placed
+// where the hints say; a click, a key and a resize made with xdotool arrive as WindowEvents with
+// X button numbers, window and root coordinates, the X keycode, and the new size.
+TEST(GlXvfbTest, WindowedBackingReportsInput) {
+  for (const char* p : {"Xvfb", "xdotool"}) {
+    if (!have_program(p)) GTEST_SKIP() << p << " is not installed";
+  }
+  Xvfb x;
+  std::string why;
+  ASSERT_TRUE(x.start(&why)) << why;
+  const char* old_display = std::getenv("DISPLAY");
+  const std::string saved = old_display ? old_display : "";
+  setenv("DISPLAY", x.display().c_str(), 1);
+  {
+    GlBackingOptions bo;
+    bo.windowed = true;
+    bo.hints = [](int64_t wid) -> std::optional<paint::WindowHints> {
+      return paint::WindowHints{50, 40, false, "pixpath-input-" + std::to_string(wid)};
+    };
+    auto backing = GlBacking::create(bo);
+    ASSERT_TRUE(backing.ok()) << backing.error().message();
+    GlBacking& b = **backing;
+    ASSERT_TRUE(b.create_window(7, 120, 90).ok());
+    ASSERT_TRUE(b.has_native_window(7));
+    ASSERT_GE(b.event_fd(), 0);
+    std::vector<paint::WindowEvent> seen;
+    auto wait_for = [&](auto&& pred, int rounds = 100) {
+      for (int i = 0; i < rounds; ++i) {
+        auto events = b.poll_events();
+        EXPECT_TRUE(events.ok());
+        if (events.ok()) seen.insert(seen.end(), events->begin(), events->end());
+        for (const auto& e : seen)
+          if (pred(e)) return true;
+        std::this_thread::sleep_for(50ms);
+      }
+      return false;
+    };
+    auto xdotool = [&](const std::string& args) {
+      const std::string cmd = "xdotool " + args + " >/dev/null 2>&1";
+      EXPECT_EQ(std::system(cmd.c_str()), 0) << cmd;
+    };
+    (void)b.poll_events();  // mapped, exposed
+    xdotool("mousemove --sync 60 52 click 1");
+    EXPECT_TRUE(wait_for([](const paint::WindowEvent& e) {
+      return e.kind == paint::EventKind::Button && e.wid == 7 && e.button == 1 && e.pressed && e.x == 10 &&
+             e.y == 12 && e.root_x == 60 && e.root_y == 52;
+    })) << "no press of button 1 at (10, 12) in the window placed at (50, 40)";
+    EXPECT_TRUE(wait_for([](const paint::WindowEvent& e) {
+      return e.kind == paint::EventKind::Button && e.button == 1 && !e.pressed;
+    }));
+    xdotool("key --delay 20 shift+a");
+    EXPECT_TRUE(wait_for([](const paint::WindowEvent& e) {
+      return e.kind == paint::EventKind::Key && e.wid == 7 && e.pressed && e.keycode > 8 && (e.state & 1) &&
+             e.modifiers == std::vector<std::string>{"shift"};
+    })) << "no key press with shift held";
+    xdotool("click 5");  // the wheel, down
+    EXPECT_TRUE(wait_for([](const paint::WindowEvent& e) {
+      return e.kind == paint::EventKind::Button && e.button == 5 && e.pressed;
+    }));
+    xdotool("search --name pixpath-input-7 windowsize --sync 150 100");
+    EXPECT_TRUE(wait_for([](const paint::WindowEvent& e) {
+      return e.kind == paint::EventKind::Configure && e.wid == 7 && e.w == 150 && e.h == 100 && e.root_x == 50 &&
+             e.root_y == 40;
+    })) << "no Configure for the user's resize";
+    // The server moving it is no user action: no Configure event for it.
+    ASSERT_TRUE(b.move_window(7, 200, 100).ok());
+    ASSERT_TRUE(b.raise_window(7).ok());
+    ASSERT_TRUE(b.set_title(7, "renamed").ok());
+    seen.clear();
+    EXPECT_FALSE(wait_for([](const paint::WindowEvent& e) { return e.kind == paint::EventKind::Configure; }, 10));
   }
   if (old_display) {
     setenv("DISPLAY", saved.c_str(), 1);

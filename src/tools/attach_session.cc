@@ -33,8 +33,10 @@
 #include "recording_observer.h"
 #include "session_summary.h"
 #include "snapshot_observer.h"
+#include "pixpath/paint/window_input.h"
 #if PIXPATH_HAVE_X11
-#include "x11_windows.h"
+#include "pixpath/x11/x11_keyboard.h"
+#include "window_glue.h"
 #endif
 #if PIXPATH_HAVE_GL
 #include "pixpath/gl/gl_backing.h"
@@ -44,8 +46,9 @@ namespace pixpath::tools {
 namespace {
 
 #if !PIXPATH_HAVE_X11
-struct X11Windows {  // no X11 backing in this build
+struct WindowGlue {  // no X11 in this build: windows without input
   void set_pipeline(client::ClientPipeline*) {}
+  std::optional<paint::WindowHints> hints(int64_t) { return std::nullopt; }
 };
 #endif
 
@@ -90,7 +93,19 @@ bool software_renderer(std::string renderer) {
   return false;
 }
 
-Result<std::unique_ptr<paint::Backing>> open_x11(X11Windows& glue) {
+Result<std::unique_ptr<paint::Backing>> open_gl_window(WindowGlue& glue) {
+#if PIXPATH_HAVE_GL
+  gl::GlBackingOptions go;
+  go.windowed = true;
+  go.hints = [&glue](int64_t wid) { return glue.hints(wid); };
+  return gl::make_gl_backing(go);
+#else
+  (void)glue;
+  return paint::make_backing("gl-window");  // says why there is none
+#endif
+}
+
+Result<std::unique_ptr<paint::Backing>> open_x11(WindowGlue& glue) {
 #if PIXPATH_HAVE_X11
   x11::X11BackingOptions xo;
   xo.hints = [&glue](int64_t wid) { return glue.hints(wid); };
@@ -103,14 +118,14 @@ Result<std::unique_ptr<paint::Backing>> open_x11(X11Windows& glue) {
 }
 
 // The windowed backing --backing names (see AttachOptions::backing).
-Result<std::unique_ptr<paint::Backing>> open_window_backing(const AttachOptions& o, X11Windows& glue,
+Result<std::unique_ptr<paint::Backing>> open_window_backing(const AttachOptions& o, WindowGlue& glue,
                                                             std::ostream& err) {
   const std::string who = "pixpath " + o.command + ": ";
   if (o.backing == "x11") return open_x11(glue);
-  if (o.backing == "gl-window") return paint::make_backing("gl-window");
+  if (o.backing == "gl-window") return open_gl_window(glue);
   // auto
   if (has_backing("gl-window")) {
-    auto gl = paint::make_backing("gl-window");
+    auto gl = open_gl_window(glue);
 #if PIXPATH_HAVE_GL
     std::string renderer;
     if (gl.ok()) {
@@ -187,8 +202,8 @@ int run_attach_session(const AttachOptions& o, std::ostream& out, std::ostream& 
     }
     recording_file.emplace(std::move(*w));
   }
-  X11Windows x11_windows;
-  auto backing_or = windowed ? open_window_backing(o, x11_windows, err)
+  WindowGlue window_glue;
+  auto backing_or = windowed ? open_window_backing(o, window_glue, err)
                              : paint::make_backing("cpu");
   if (!backing_or.ok() && windowed && o.backing == "auto") {
     err << who << "cannot open windows (" << backing_or.error().message()
@@ -214,19 +229,33 @@ int run_attach_session(const AttachOptions& o, std::ostream& out, std::ostream& 
 
   client::ClientPipelineOptions po;
   po.observers.push_back(&summary);
+  // The windows' input (x11, gl-window): WindowGlue places them and forwards what the user does.
+  paint::WindowInput* window_input = nullptr;
 #if PIXPATH_HAVE_X11
-  auto* x11_backing = dynamic_cast<x11::X11Backing*>(&backing);
-  if (x11_backing) {
-    x11_windows.set_backing(x11_backing);
-    po.observers.push_back(&x11_windows);
-    po.session.input = X11Windows::keymap(x11_backing->keyboard());
+  std::unique_ptr<x11::Keyboard> keyboard;  // gl-window: keycodes -> keysyms, and the hello's keymap
+  if (auto* x = dynamic_cast<x11::X11Backing*>(&backing)) {
+    window_input = x;
+    window_glue.set_backing(x);
+    po.session.input = WindowGlue::keymap(x->keyboard());
   }
-#else
-  void* x11_backing = nullptr;
+#if PIXPATH_HAVE_GL
+  if (auto* g = dynamic_cast<gl::GlBacking*>(&backing); g && g->windowed()) {
+    if (auto kb = x11::Keyboard::open(); kb.ok()) {
+      keyboard = std::move(*kb);
+      window_input = g;
+      window_glue.set_backing(g, keyboard.get());
+      po.session.input = WindowGlue::keymap(keyboard->description());
+    } else {
+      err << who << "the GL windows take no input: " << kb.error().message() << "\n";
+    }
+  }
+#endif
+  if (window_input) po.observers.push_back(&window_glue);
 #endif
   // The UI loop sleeps in poll() on the X connection and on this eventfd, which the engine
-  // signals when it has UI work (windowed x11 only; else on the engine's own wait).
-  const int wake_fd = x11_backing ? ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC) : -1;
+  // signals when it has UI work (windows with input only; else on the engine's own wait).
+  const int input_fd = window_input ? window_input->event_fd() : -1;
+  const int wake_fd = input_fd >= 0 ? ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC) : -1;
   if (wake_fd >= 0) {
     po.engine.wakeup = [wake_fd] {
       const uint64_t one = 1;
@@ -281,7 +310,7 @@ int run_attach_session(const AttachOptions& o, std::ostream& out, std::ostream& 
   }
   client::ClientPipeline& pipeline = **pipeline_or;
   if (snapshots) snapshots->set_window_table(pipeline);
-  x11_windows.set_pipeline(&pipeline);
+  window_glue.set_pipeline(&pipeline);
   if (auto ready = pipeline.wait_until_ready(std::chrono::milliseconds(
           static_cast<int64_t>(o.connect_timeout_s * 1000)));
       !ready.ok()) {
@@ -332,13 +361,13 @@ int run_attach_session(const AttachOptions& o, std::ostream& out, std::ostream& 
       next_status = now + status_every;
     }
 #if PIXPATH_HAVE_X11
-    if (x11_backing) {
-      if (auto pumped = x11_windows.pump(); !pumped.ok()) {
+    if (window_input) {
+      if (auto pumped = window_glue.pump(); !pumped.ok()) {
         stop_reason = pumped.error().message();
         break;
       }
       if (wake_fd >= 0) {
-        pollfd fds[2] = {{x11_backing->fd(), POLLIN, 0}, {wake_fd, POLLIN, 0}};
+        pollfd fds[2] = {{input_fd, POLLIN, 0}, {wake_fd, POLLIN, 0}};
         ::poll(fds, 2, 50);
         uint64_t count;
         [[maybe_unused]] ssize_t n = ::read(wake_fd, &count, sizeof count);

@@ -128,7 +128,7 @@ void add_attach_command(CLI::App& app, int& exit_code) {
   cmd->add_option("--backing", o->backing,
                   "Windows (where DISPLAY is set): x11 (X11 shared memory, no OpenGL; keyboard, "
                   "pointer, moves, resizes and closes go to the server), gl-window (OpenGL; "
-                  "view only), or auto: x11 when the GL renderer is a software one (llvmpipe, "
+                  "the same window behaviour and input), or auto: x11 when the GL renderer is a software one (llvmpipe, "
                   "softpipe, swrast) or GL is missing, else gl-window")
       ->check(CLI::IsMember({"auto", "x11", "gl-window"}))
       ->capture_default_str();

@@ -29,6 +29,7 @@ struct X11Backing::Impl {
   internal::Atoms atoms;
   KeyboardDescription keyboard;
   internal::Keymap keymap;
+  xcb_cursor_t cursor = 0;  // every window's (0: the default)
   X11Stats stats;
   std::unique_ptr<paint::CpuBacking> cpu;
   std::vector<uint8_t> put_buffer;  // plain PutImage rows
@@ -152,6 +153,7 @@ X11Backing::~X11Backing() {
   for (auto& [wid, win] : impl_->windows) (void)impl_->cpu->destroy_window(wid);
   impl_->cpu.reset();
   for (auto& [wid, win] : impl_->windows) xcb_destroy_window(impl_->c, win.xid);
+  if (impl_->cursor) xcb_free_cursor(impl_->c, impl_->cursor);
   xcb_flush(impl_->c);
 }
 
@@ -210,6 +212,7 @@ Result<void> X11Backing::create_window(int64_t wid, int w, int h) {
                     uint16_t(w), uint16_t(h), 0, XCB_WINDOW_CLASS_INPUT_OUTPUT, m.screen->root_visual,
                     XCB_CW_BACK_PIXMAP | XCB_CW_OVERRIDE_REDIRECT | XCB_CW_EVENT_MASK, values);
   internal::set_window_properties(m.c, m.atoms, win.xid, hints.title, win.x, win.y, w, h);
+  if (m.cursor) xcb_change_window_attributes(m.c, win.xid, XCB_CW_CURSOR, &m.cursor);
   m.windows[wid] = win;
   if (auto made = m.cpu->create_window(wid, w, h); !made.ok()) {
     xcb_destroy_window(m.c, win.xid);
@@ -299,6 +302,19 @@ Result<void> X11Backing::raise_window(int64_t wid) {
   return ok();
 }
 
+Result<void> X11Backing::set_cursor(const paint::CursorImage* image) {
+  Impl& m = *impl_;
+  xcb_cursor_t cursor = 0;
+  if (image) {
+    PIXPATH_TRY(cursor, internal::make_cursor(m.c, m.screen, *image));
+  }
+  for (const auto& [wid, win] : m.windows) xcb_change_window_attributes(m.c, win.xid, XCB_CW_CURSOR, &cursor);
+  if (m.cursor) xcb_free_cursor(m.c, m.cursor);  // the server keeps it while a window uses it
+  m.cursor = cursor;
+  xcb_flush(m.c);
+  return ok();
+}
+
 Result<std::vector<WindowEvent>> X11Backing::poll_events() {
   Impl& m = *impl_;
   std::vector<WindowEvent> out;
@@ -336,10 +352,8 @@ Result<std::vector<WindowEvent>> X11Backing::poll_events() {
           e.wid = *wid;
           e.pressed = type == XCB_KEY_PRESS;
           e.keycode = k->detail;
-          e.keysym = m.keymap.keysym(k->detail, k->state);
-          e.keyname = internal::keysym_name(e.keysym);
-          e.text = internal::keysym_text(e.keysym);
-          e.modifiers = internal::modifier_names(k->state);
+          e.state = k->state;
+          internal::translate_key(m.keymap, e);
           emit = true;
         }
         break;

@@ -85,12 +85,13 @@ std::string keysym_text(uint32_t keysym) {
   return s;
 }
 
-std::vector<std::string> modifier_names(uint16_t state) {
-  static const char* kNames[8] = {"shift", "lock", "control", "mod1", "mod2", "mod3", "mod4", "mod5"};
-  std::vector<std::string> v;
-  for (int i = 0; i < 8; ++i)
-    if (state & (1u << i)) v.emplace_back(kNames[i]);
-  return v;
+std::vector<std::string> modifier_names(uint16_t state) { return paint::x_modifier_names(state); }
+
+void translate_key(const Keymap& keymap, WindowEvent& e) {
+  e.keysym = keymap.keysym(int(e.keycode), e.state);
+  e.keyname = keysym_name(e.keysym);
+  e.text = keysym_text(e.keysym);
+  e.modifiers = modifier_names(e.state);
 }
 
 KeyboardDescription describe_keyboard(xcb_connection_t* c, xcb_screen_t* screen, const Atoms& atoms,

@@ -12,7 +12,7 @@
 // backing; see client_pipeline.h):
 //   - reader thread, one call at a time in arrival order: on_server_hello,
 //     on_server_encodings, on_window_new,
-//     on_window_lost, on_metadata, on_move_resize, on_raise, on_draw, on_session_end;
+//     on_window_lost, on_metadata, on_move_resize, on_raise, on_cursor, on_draw, on_session_end;
 //   - UI thread: on_ack, before_window_destroy, before_engine_shutdown. Exception: a draw the
 //     engine refuses at submit (its queue is full, or it was shut down) is acknowledged at once
 //     on the submitting thread, so on_ack can run on the reader thread too, concurrently with
@@ -77,6 +77,8 @@ class ClientObserver {
   // does not have is ignored and not reported.
   virtual void on_move_resize(const xpra::WindowGeometry&, bool /*resized*/) {}
   virtual void on_raise(int64_t /*wid*/) {}
+  // Reader thread. The server's cursor changed (only with SessionOptions::input).
+  virtual void on_cursor(const xpra::Cursor&) {}
   // Reader thread. Every draw the session accepted, as received (draw.received is its arrival
   // time), just before it is submitted to the engine. Copying the DrawPacket shares its data
   // (SharedBytes), it does not copy the pixels: a recorder keeps a copy, nothing more.

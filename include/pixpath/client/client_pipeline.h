@@ -149,6 +149,7 @@ class ClientPipeline final : private xpra::SessionListener {
   void on_metadata(const xpra::WindowMetadata&) override;
   void on_move_resize(const xpra::WindowGeometry&) override;
   void on_raise(int64_t wid) override;
+  void on_cursor(const xpra::Cursor& cursor) override;
   void on_draw(DrawPacket&& draw) override;
   void on_closed(const xpra::SessionEnd&) override;
 

@@ -15,18 +15,26 @@
 // it; texture_written() then presents (windowed) and counts the paint (GlStats::external_writes).
 //
 // Windowed (options.windowed, X11 through DISPLAY): each window is also an X window, presented
-// after every change (present_after_paint) or by present().
+// after every change (present_after_paint) or by present(), placed and titled as
+// options.hints says (the server's geometry; override-redirect for menus and tooltips, which
+// get no decorations; normal windows are decorated and user-resizable). As paint::WindowInput
+// it reports what the user does (keys as X keycodes + state, pointer, focus, moves/resizes,
+// close requests) and moves, titles and raises windows, like the X11 backing.
 //
 // Threading: the owner thread is the thread that created the backing (the GL context is
 // current there); see backing.h for direct targets.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
+#include <optional>
+#include <vector>
 
 #include "pixpath/gl/gl_context.h"
 #include "pixpath/gl/gl_window.h"
 #include "pixpath/paint/backing.h"
+#include "pixpath/paint/window_input.h"
 
 namespace pixpath::gl {
 
@@ -37,9 +45,12 @@ struct GlBackingOptions {
   bool present_after_paint = true;       // windowed only
   bool paint_boxes = false;
   YuvColor yuv;                          // for YUV pictures given to paint()
+  // Windowed: asked in create_window() (owner thread) for the new window's placement; empty or
+  // nullopt: (0, 0), a normal window titled "pixpath window N".
+  std::function<std::optional<paint::WindowHints>(int64_t wid)> hints;
 };
 
-class GlBacking final : public paint::Backing {
+class GlBacking final : public paint::Backing, public paint::WindowInput {
  public:
   [[nodiscard]] static Result<std::unique_ptr<GlBacking>> create(const GlBackingOptions& options = {});
   ~GlBacking() override;
@@ -75,6 +86,16 @@ class GlBacking final : public paint::Backing {
   GlWindow* window(int64_t wid);
   Result<void> present(int64_t wid);
   void set_paint_boxes(bool on);
+  bool windowed() const { return options_.windowed; }
+
+  // WindowInput (owner thread; headless: no events, nothing to move).
+  [[nodiscard]] Result<std::vector<paint::WindowEvent>> poll_events() override;
+  [[nodiscard]] Result<void> move_window(int64_t wid, int x, int y) override;
+  [[nodiscard]] Result<void> set_title(int64_t wid, const std::string& title) override;
+  [[nodiscard]] Result<void> raise_window(int64_t wid) override;
+  [[nodiscard]] Result<void> set_cursor(const paint::CursorImage* cursor) override;
+  bool has_native_window(int64_t wid) const override;
+  int event_fd() const override;
 
  private:
   GlBacking(std::shared_ptr<GlContext> context, const GlBackingOptions& options);
@@ -96,6 +117,8 @@ class GlBacking final : public paint::Backing {
   std::map<int64_t, Window> windows_;
   std::map<uint64_t, OpenTarget> targets_;
   uint64_t next_token_ = 1;
+  std::vector<paint::WindowEvent> events_;  // from the windows' callbacks, not yet polled
+  std::optional<paint::CursorImage> cursor_;  // every window's; nullopt: the default
 };
 
 // The factory the command line registers as backing "gl".

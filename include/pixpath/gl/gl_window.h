@@ -31,6 +31,7 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <span>
 #include <string>
@@ -40,6 +41,7 @@
 #include "pixpath/core/picture_view.h"
 #include "pixpath/core/result.h"
 #include "pixpath/gl/gl_context.h"
+#include "pixpath/paint/window_input.h"
 #include "pixpath/wire/draw_packet.h"
 
 namespace pixpath::gl {
@@ -62,12 +64,27 @@ struct GlWindowOptions {
   bool windowed = false;        // show it in an X11 window (needs an X11 GlContext)
   std::string title = "pixpath";
   int screen_x = 0, screen_y = 0;
+  // Windowed: a menu or tooltip (override-redirect: no window manager, no decorations), or a
+  // normal window with decorations that the user may resize (else undecorated, fixed size).
+  bool override_redirect = false;
+  bool decorated = false;
+  // Windowed: the user's actions on the window (keys, pointer, focus, moves/resizes, close
+  // requests) as paint::WindowEvents with this wid, delivered on the GL thread while events
+  // are polled (present(), poll_window_events()). Key events carry the X keycode and state
+  // only (keysym, keyname, text empty: see pixpath/paint/window_input.h).
+  int64_t wid = 0;
+  std::function<void(paint::WindowEvent)> on_event;
   bool paint_boxes = false;     // outline every paint in a colour per coding (debugging)
   // Colour of areas that were never painted (creation, growth by resize), RGBA.
   std::array<uint8_t, 4> background{0, 0, 0, 255};
 };
 
 class GlWindow;
+
+// Windowed GL windows: handles the X events that wait, delivering the user's actions to the
+// windows' on_event; the X connection's descriptor (readable when events wait), or -1.
+void poll_window_events();
+int window_event_fd();
 
 // Mapped upload memory holding one picture. Move-only. Dropping it unpainted gives the memory
 // back. Lifetime: view() is valid until the slot is painted, dropped, or its window destroyed.
@@ -136,6 +153,12 @@ class GlWindow {
   // Windowed: draws the texture into the X window and swaps. Headless: does nothing.
   [[nodiscard]] Result<void> present();
   bool windowed() const;
+  // Windowed only (else nothing happens): place, title, raise the X window.
+  void move(int x, int y);
+  void set_title(const std::string& title);
+  void raise();
+  // The window's pointer cursor (nullptr: the default). Fails when GLFW cannot make it.
+  [[nodiscard]] Result<void> set_cursor(const paint::CursorImage* image);
 
   // The texture (GL name, RGBA8, width() x height()) and a count that changes when resize()
   // replaces it (re-register it with CUDA then).

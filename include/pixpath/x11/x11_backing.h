@@ -37,36 +37,13 @@
 
 #include "pixpath/paint/backing.h"
 #include "pixpath/paint/cpu_backing.h"
+#include "pixpath/paint/window_input.h"
 
 namespace pixpath::x11 {
 
-// Where and how to show a new window (asked for in create_window).
-struct WindowHints {
-  int x = 0, y = 0;
-  bool override_redirect = false;
-  std::string title;
-};
-
-enum class EventKind { Key, Motion, Button, Focus, Configure, Close };
-
-// One user action on a backing window.
-struct WindowEvent {
-  EventKind kind = EventKind::Motion;
-  int64_t wid = 0;
-  // Key and Button: pressed or released. Focus: gained (true) or lost.
-  bool pressed = false;
-  // Key: the X keycode, the keysym its level gives (shift/lock), the keysym's name ("a",
-  // "Return", "shift_L" ...) and its text (UTF-8, empty for function keys).
-  uint32_t keycode = 0, keysym = 0;
-  std::string keyname, text;
-  // Key, Motion, Button: the modifiers held, as xpra names them ("shift", "lock", "control",
-  // "mod1" .. "mod5").
-  std::vector<std::string> modifiers;
-  // Motion, Button: the pointer on the root window and inside the window; Configure: the
-  // window's new position on the root window and size.
-  int root_x = 0, root_y = 0, x = 0, y = 0, w = 0, h = 0;
-  int button = 0;  // Button: 1 left, 2 middle, 3 right, 4/5 wheel up/down, 6/7 wheel left/right
-};
+using paint::EventKind;
+using paint::WindowEvent;
+using paint::WindowHints;
 
 // The client display's keyboard, as xpra's X11 clients describe it in their hello.
 struct KeyboardDescription {
@@ -99,7 +76,7 @@ struct X11Stats {
   int64_t exposes = 0;     // rectangles shown again for Expose
 };
 
-class X11Backing final : public paint::Backing {
+class X11Backing final : public paint::Backing, public paint::WindowInput {
  public:
   [[nodiscard]] static Result<std::unique_ptr<X11Backing>> create(X11BackingOptions options = {});
   ~X11Backing() override;
@@ -119,16 +96,18 @@ class X11Backing final : public paint::Backing {
   Result<void> scroll(int64_t wid, std::span<const ScrollRect> rects) override;
   Result<Picture> snapshot(int64_t wid) override;
 
+  // WindowInput (owner thread). poll_events() also answers Expose (no repaint needed).
+  [[nodiscard]] Result<std::vector<WindowEvent>> poll_events() override;
+  [[nodiscard]] Result<void> move_window(int64_t wid, int x, int y) override;
+  [[nodiscard]] Result<void> set_title(int64_t wid, const std::string& title) override;
+  [[nodiscard]] Result<void> raise_window(int64_t wid) override;
+  [[nodiscard]] Result<void> set_cursor(const paint::CursorImage* cursor) override;
+  bool has_native_window(int64_t wid) const override { return x_window(wid).has_value(); }
+  int event_fd() const override { return fd(); }
+
   // X11 specifics (owner thread).
   bool shared_memory() const;          // framebuffers are MIT-SHM segments
   int fd() const;                      // the X connection, readable when events wait
-  // Handles what waits (Expose is answered here) and returns the user's actions, oldest first;
-  // pointer motion is coalesced to the latest position per window. Fails when the X
-  // connection broke (the display went away).
-  [[nodiscard]] Result<std::vector<WindowEvent>> poll_events();
-  [[nodiscard]] Result<void> move_window(int64_t wid, int x, int y);
-  [[nodiscard]] Result<void> set_title(int64_t wid, const std::string& title);
-  [[nodiscard]] Result<void> raise_window(int64_t wid);
   std::optional<uint32_t> x_window(int64_t wid) const;  // the X window id
   const KeyboardDescription& keyboard() const;
   X11Stats stats() const;

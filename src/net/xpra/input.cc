@@ -17,6 +17,8 @@ void set_input_caps(Value& caps, const Keymap& km, bool nested) {
   caps.set("pointer", true);
   caps.set("keyboard_sync", false);  // the server does not repeat keys on its own
   caps.set("modifiers", Value::list({}));
+  caps.set("cursors", true);  // the server's cursors, as "cursor" packets of raw pixels
+  caps.set("encodings.cursor", Value::string_list({"raw"}));
   Value::Dict x11_keycodes;
   for (const auto& [kc, names] : km.x11_keycodes) x11_keycodes.emplace_back(Value(kc), Value::string_list(names));
   Value::List keycodes;
@@ -76,5 +78,32 @@ Value configure_window_packet(int64_t wid, int x, int y, int w, int h) {
 }
 
 Value close_window_packet(int64_t wid) { return Value::list({"close-window", wid}); }
+
+Result<Cursor> parse_cursor_packet(const Value& packet) {
+  FieldReader r("cursor", packet);
+  Cursor c;
+  PIXPATH_TRY(const Value* encoding, r.at(1, "encoding"));
+  if (!encoding->is_bytes()) return r.error("field 'encoding' (index 1) is not a string");
+  if (encoding->as_view().empty()) return c;  // the default cursor
+  if (encoding->as_view() != "raw") {
+    return r.error("cursor encoding '" + std::string(encoding->as_view()) + "' (only raw was asked for)");
+  }
+  c.is_default = false;
+  PIXPATH_TRY(c.w, r.int_in(4, "width", 1, kMaxCursorSide));
+  PIXPATH_TRY(c.h, r.int_in(5, "height", 1, kMaxCursorSide));
+  PIXPATH_TRY(c.xhot, r.int_in(6, "xhot", -kMaxCursorSide, kMaxCursorSide));
+  PIXPATH_TRY(c.yhot, r.int_in(7, "yhot", -kMaxCursorSide, kMaxCursorSide));
+  PIXPATH_TRY(c.serial, r.int_at(8, "serial"));
+  PIXPATH_TRY(c.bgra, r.bytes_at(9, "pixels"));
+  if (r.size() > 10) {
+    if (auto name = r.string_at(10, "name"); name.ok()) c.name = std::move(*name);
+  }
+  const size_t want = size_t(c.w) * size_t(c.h) * 4;
+  if (c.bgra.size() != want) {
+    return r.error("cursor pixels: " + std::to_string(c.bgra.size()) + " bytes for " + std::to_string(c.w) +
+                   "x" + std::to_string(c.h) + " (want " + std::to_string(want) + ")");
+  }
+  return c;
+}
 
 }  // namespace pixpath::xpra

@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "pixpath/net/xpra/bencode.h"
 #include "pixpath/net/xpra/rencode.h"
 
@@ -90,6 +92,49 @@ TEST(XpraInput, HelloCapsFlatFor31NestedFor6) {
   auto r = rencode_decode(SharedBytes::adopt(rencode_encode(nested)));
   ASSERT_TRUE(r.ok()) << r.error().message();
   EXPECT_EQ(*r, nested);
+}
+
+// The "cursor" packet as 3.1 and 6.x (backwards-compatible form) send it: [type, encoding, x, y,
+// w, h, xhot, yhot, serial, pixels, name, default size, max size...] (server/source/
+// windows_mixin.py in 3.1, server/source/cursor.py in 6.5.5); [type, ""] for the default.
+TEST(XpraInput, CursorPacket) {
+  std::vector<uint8_t> px(2 * 3 * 4);
+  for (size_t i = 0; i < px.size(); ++i) px[i] = uint8_t(i * 7);
+  const Value p = Value::list({"cursor", "raw", 10, 20, 2, 3, 1, 2, 77, Value(SharedBytes::copy_of(px)), "xterm",
+                               32, 64, 64});
+  auto c = parse_cursor_packet(p);
+  ASSERT_TRUE(c.ok()) << c.error().message();
+  EXPECT_FALSE(c->is_default);
+  EXPECT_EQ(c->w, 2);
+  EXPECT_EQ(c->h, 3);
+  EXPECT_EQ(c->xhot, 1);
+  EXPECT_EQ(c->yhot, 2);
+  EXPECT_EQ(c->serial, 77);
+  EXPECT_EQ(c->name, "xterm");
+  ASSERT_EQ(c->bgra.size(), px.size());
+  EXPECT_TRUE(std::equal(px.begin(), px.end(), c->bgra.data()));
+
+  auto d = parse_cursor_packet(Value::list({"cursor", ""}));
+  ASSERT_TRUE(d.ok()) << d.error().message();
+  EXPECT_TRUE(d->is_default);
+
+  // Wrong pixel count, an encoding not asked for, a cursor too large: refused, saying why.
+  auto short_px = parse_cursor_packet(
+      Value::list({"cursor", "raw", 0, 0, 2, 4, 0, 0, 1, Value(SharedBytes::copy_of(px)), "x"}));
+  ASSERT_FALSE(short_px.ok());
+  EXPECT_NE(short_px.error().message().find("want 32"), std::string::npos) << short_px.error().message();
+  EXPECT_FALSE(parse_cursor_packet(Value::list({"cursor", "png", 0, 0, 2, 3, 0, 0, 1, "x", "x"})).ok());
+  EXPECT_FALSE(parse_cursor_packet(
+                   Value::list({"cursor", "raw", 0, 0, 5000, 1, 0, 0, 1, Value(SharedBytes::copy_of(px)), "x"}))
+                   .ok());
+
+  // The hello asks for them, raw.
+  Value caps{Value::Dict{}};
+  set_input_caps(caps, small_keymap(), false);
+  ASSERT_NE(caps.find("cursors"), nullptr);
+  EXPECT_EQ(*caps.find("cursors"), Value(true));
+  ASSERT_NE(caps.find("encodings.cursor"), nullptr);
+  EXPECT_EQ(*caps.find("encodings.cursor"), Value::string_list({"raw"}));
 }
 
 }  // namespace

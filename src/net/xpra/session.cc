@@ -448,6 +448,9 @@ Result<void> Session::handle(Packet& p) {
     auto wid = r.int_at(1, "wid");
     if (wid.ok()) listener_.on_raise(*wid);
     else log(LogLevel::Warning, wid.error().message() + " (packet ignored)");
+  } else if (t == n.cursor) {
+    if (auto c = parse_cursor_packet(p.body); c.ok()) listener_.on_cursor(*c);
+    else log(LogLevel::Warning, c.error().message() + " (packet ignored)");
   } else if (t == n.encodings || t == n.encoding_set) {
     handle_encodings(p);
   } else if (t == n.ping_echo || t == n.startup_complete) {

@@ -48,6 +48,9 @@ void set_title(xcb_connection_t* c, const Atoms& atoms, xcb_window_t w, const st
 // Where a window's top-left corner is on the root window (a round trip).
 std::optional<std::pair<int, int>> root_position(xcb_connection_t* c, xcb_window_t root, xcb_window_t w);
 
+// A cursor (RenderCreateCursor) from premultiplied ARGB pixels; the caller frees it.
+Result<uint32_t> make_cursor(xcb_connection_t* c, xcb_screen_t* screen, const paint::CursorImage& image);
+
 // The core keyboard mapping.
 struct Keymap {
   int min_keycode = 8, max_keycode = 255, per_keycode = 0;
@@ -62,5 +65,7 @@ KeyboardDescription describe_keyboard(xcb_connection_t* c, xcb_screen_t* screen,
 std::string keysym_name(uint32_t keysym);  // XKeysymToString, or "0x..." when it has none
 std::string keysym_text(uint32_t keysym);  // UTF-8 for keysyms that type a character
 std::vector<std::string> modifier_names(uint16_t state);  // "shift", "lock", "control", "mod1".. "mod5"
+// A key event's keysym, name, text and modifiers from its keycode and state.
+void translate_key(const Keymap& keymap, WindowEvent& e);
 
 }  // namespace pixpath::x11::internal

@@ -14,6 +14,13 @@
 //   focus          [wid, modifiers]  (wid 0: no window has the focus)
 //   configure-window [wid, x, y, w, h, {}, 0, {}, false]  (the user moved or resized it)
 //   close-window   [wid]
+//   cursor         server -> client: [encoding, x, y, w, h, xhot, yhot, serial, pixels, name,
+//                  default size, max size...] with encoding "raw" (pixels: w*h ARGB32 words,
+//                  premultiplied, little-endian: bytes B, G, R, A, as XFixes gives them; the
+//                  chunk layer has already decompressed them), or [""]: back to the default
+//                  cursor. Both 3.1 and 6.x send this form to a client whose hello says
+//                  "cursors" and lists "encodings.cursor" ["raw"] (6.x's newer "cursor-data"
+//                  form only goes to clients that send a "cursor" dict, which pixpath does not).
 //
 // Functions only build Values; Session::send_packet sends them (any thread).
 #pragma once
@@ -24,6 +31,8 @@
 #include <string_view>
 #include <vector>
 
+#include "pixpath/core/result.h"
+#include "pixpath/core/shared_bytes.h"
 #include "pixpath/net/xpra/value.h"
 
 namespace pixpath::xpra {
@@ -56,5 +65,19 @@ Value button_action_packet(int64_t wid, int button, bool pressed, int x, int y, 
 Value focus_packet(int64_t wid, const Modifiers& modifiers);
 Value configure_window_packet(int64_t wid, int x, int y, int w, int h);
 Value close_window_packet(int64_t wid);
+
+// The server's cursor (the "cursor" packet above).
+struct Cursor {
+  bool is_default = true;  // [""]: the default cursor; the rest is unset
+  int w = 0, h = 0, xhot = 0, yhot = 0;
+  int64_t serial = 0;
+  std::string name;
+  SharedBytes bgra;  // w * h * 4 bytes, premultiplied alpha
+};
+// Cursors larger than this on either side are refused (X servers show at most 64..256).
+inline constexpr int kMaxCursorSide = 1024;
+// Parses a "cursor" packet (the whole list, type included). Protocol errors for a packet of
+// the wrong shape, an encoding other than "raw", or pixels of the wrong size.
+[[nodiscard]] Result<Cursor> parse_cursor_packet(const Value& packet);
 
 }  // namespace pixpath::xpra

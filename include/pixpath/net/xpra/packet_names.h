@@ -19,6 +19,7 @@ struct PacketNames {
   std::string_view window_move_resize = "window-move-resize";
   std::string_view configure_override_redirect = "configure-override-redirect";
   std::string_view raise_window = "raise-window";
+  std::string_view cursor = "cursor";
   std::string_view draw = "draw";
   std::string_view ping = "ping";
   std::string_view ping_echo = "ping_echo";

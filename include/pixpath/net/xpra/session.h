@@ -102,6 +102,8 @@ class SessionListener {
   virtual void on_metadata(const WindowMetadata&) {}
   virtual void on_move_resize(const WindowGeometry&) {}
   virtual void on_raise(int64_t /*wid*/) {}
+  // The server's cursor changed (sent only to a client with input: SessionOptions::input).
+  virtual void on_cursor(const Cursor&) {}
   // A parsed draw. The listener (or whoever it hands the packet to) must send exactly one
   // DamageAck for draw.sequence through Session::send_ack().
   virtual void on_draw(DrawPacket&& draw) = 0;
