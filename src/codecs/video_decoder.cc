@@ -55,10 +55,7 @@ struct CodingInfo {
 
 const std::vector<CodingInfo>& codings() {
   static const std::vector<CodingInfo> table = {
-      // Not YUV444P: 6.5.5 sends h264 at high quality as "YUV444P" carrying G, B, R planes,
-      // painted wrong today (6.5.5: PSNR 7.8 dB against its window; 3.1.3 at quality 100: 30.3 dB,
-      // 57 dB once 4:4:4 is not offered; 2026-12-01): not offered until fixed.
-      {"h264", AV_CODEC_ID_H264, {"YUV420P", "YUV422P"}},
+      {"h264", AV_CODEC_ID_H264, {"YUV420P", "YUV422P", "YUV444P"}},
       {"vp8", AV_CODEC_ID_VP8, {"YUV420P"}},
       {"vp9", AV_CODEC_ID_VP9, {"YUV420P", "YUV444P"}},
   };
@@ -84,13 +81,14 @@ std::string av_error(int err) {
   return buf;
 }
 
-// The pixpath format of a libavcodec frame format (the J formats are full range).
+// The pixpath format of a libavcodec frame format (the J formats are full range). GBRP is
+// three full planes in the stream's order (libavcodec's data[0..2] = G, B, R): what they hold
+// is up to the draw's csc (take_frame).
 std::optional<PixelFormat> pixpath_format(int f, bool* full_range, bool* gbr = nullptr) {
   switch (f) {
     case AV_PIX_FMT_GBRP:
       if (gbr) *gbr = true;
-      *full_range = true;
-      return PixelFormat::YUV444P;  // three full planes: G, B, R
+      return PixelFormat::YUV444P;
     case AV_PIX_FMT_YUVJ420P: *full_range = true; [[fallthrough]];
     case AV_PIX_FMT_YUV420P: return PixelFormat::YUV420P;
     case AV_PIX_FMT_YUVJ422P: *full_range = true; [[fallthrough]];
@@ -203,6 +201,13 @@ struct VideoDecoder::Impl {
   Result<VideoFrame> take_frame() {
     bool full = false, gbr = false;
     auto format = pixpath_format(frame->format, &full, &gbr);
+    if (stats.frames == 0 && log_enabled(LogLevel::Debug))
+      log_line(LogLevel::Debug,
+               params.coding + " stream " + std::to_string(params.width) + "x" +
+                   std::to_string(params.height) + " csc " + params.csc + ": decodes to " +
+                   format_name(frame->format) + ", colorspace " +
+                   (av_color_space_name(frame->colorspace) ?: "?") + ", range " +
+                   (av_color_range_name(frame->color_range) ?: "?"));
     if (!format)
       return error(ErrorCode::Unsupported, "decode",
                    "the stream decodes to " + format_name(frame->format));
@@ -243,7 +248,12 @@ struct VideoDecoder::Impl {
     out.picture = std::move(pic).value();
     out.color.full_range = full || frame->color_range == AVCOL_RANGE_JPEG;
     out.color.bt709 = frame->colorspace == AVCOL_SPC_BT709;
-    out.color.gbr = gbr;
+    // libavcodec makes GBRP of every h264 4:4:4 stream whose matrix is the identity ("RGB"),
+    // and xpra 6.x's x264 encoder writes the identity matrix into every stream (vui
+    // i_colmatrix = 0) whatever it encodes: with csc YUV444P the planes are the Y, Cb, Cr of
+    // the server's own BGRX -> YUV444P conversion (BT.601). Painted as G, B, R they came out
+    // at PSNR 7.8 dB. The planes are G, B, R only when the draw says the server encoded RGB.
+    out.color.gbr = gbr && params.csc != "YUV444P";
     return out;
   }
 

@@ -63,8 +63,9 @@ struct VideoStreamParams {
 struct VideoColor {
   bool bt709 = false;       // else BT.601
   bool full_range = false;  // else studio range (Y 16..235)
-  // The planes are G, B, R (no YUV at all): an h264 4:4:4 stream with the identity matrix, as
-  // xpra 6.x's x264 sends at high quality with csc YUV444P; the picture says YUV444P.
+  // The planes are G, B, R (no YUV at all): an h264 4:4:4 stream with the identity matrix whose
+  // draw says the server encoded RGB; the picture says YUV444P. (xpra 6.x marks every h264
+  // stream with the identity matrix: with csc YUV444P its planes are Y, Cb, Cr, not G, B, R.)
   bool gbr = false;
   bool operator==(const VideoColor&) const = default;
 };

@@ -44,7 +44,7 @@ Error enc_error(const std::string& coding, const std::string& why) {
 }  // namespace
 
 Result<VideoStream> encode_video(const std::string& coding, int width, int height, int frames,
-                                 PixelFormat csc) {
+                                 PixelFormat csc, bool identity_matrix) {
   const char* name = coding == "h264" ? "libx264" : coding == "vp8" ? "libvpx" : coding == "vp9" ? "libvpx-vp9" : nullptr;
   if (!name) return enc_error(coding, "no test encoder");
   const AVCodec* codec = avcodec_find_encoder_by_name(name);
@@ -59,6 +59,7 @@ Result<VideoStream> encode_video(const std::string& coding, int width, int heigh
   c->max_b_frames = 0;
   c->bit_rate = int64_t(width) * height * 8;
   c->thread_count = 1;
+  if (identity_matrix) c->colorspace = AVCOL_SPC_RGB;  // libx264 writes it as the VUI matrix
   if (coding == "h264") {
     av_opt_set(c->priv_data, "preset", "ultrafast", 0);
     av_opt_set(c->priv_data, "tune", "zerolatency", 0);

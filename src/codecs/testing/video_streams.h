@@ -22,8 +22,11 @@ Picture moving_yuv_frame(PixelFormat format, int width, int height, int frame);
 
 // `frames` frames of `coding` ("h264", "vp8", "vp9") at width x height in `csc` (YUV420P or
 // YUV444P), one key frame first, then P frames only (low latency, no B-frames).
+// `identity_matrix`: the stream says its matrix is the identity (RGB) though it carries YUV, as
+// xpra 6.x's x264 encoder marks every stream (libavcodec decodes h264 4:4:4 of it as GBRP).
 Result<VideoStream> encode_video(const std::string& coding, int width, int height, int frames,
-                                 PixelFormat csc = PixelFormat::YUV420P);
+                                 PixelFormat csc = PixelFormat::YUV420P,
+                                 bool identity_matrix = false);
 
 // PSNR (dB) of plane 0 (luma) of two same-size YUV pictures; +inf when identical.
 double luma_psnr(const Picture& a, const Picture& b);
