@@ -107,16 +107,31 @@ def decoders(kind):
     return out
 
 
-def latency_ms(fn, data, seconds, min_runs=7):
-    for _ in range(2):
-        fn(data)
-    times = []
-    end = time.perf_counter() + seconds
-    while time.perf_counter() < end or len(times) < min_runs:
-        t0 = time.perf_counter()
-        fn(data)
-        times.append((time.perf_counter() - t0) * 1000)
-    return statistics.median(times), min(times), len(times)
+def latency_ms(libs, data, seconds, rounds=5, min_runs=7):
+    """Single-thread latency of every decoder, interleaved: `rounds` rounds, each giving every
+    decoder seconds/rounds in turn, so that a machine's drift (other load, clock changes)
+    falls on all of them alike rather than on whichever ran first. Per decoder: median and
+    best wall ms, runs, and the median of the thread's CPU ms (time.thread_time: what the
+    decode cost, apart from waiting for a core on a shared machine)."""
+    wall = {n: [] for n in libs}
+    cpu = {n: [] for n in libs}
+    for fn in libs.values():
+        for _ in range(2):
+            fn(data)
+    for _ in range(rounds):
+        for name, fn in libs.items():
+            end = time.perf_counter() + seconds / rounds
+            n = 0
+            while time.perf_counter() < end or n < -(-min_runs // rounds):
+                c0 = time.thread_time()
+                t0 = time.perf_counter()
+                fn(data)
+                t1 = time.perf_counter()
+                cpu[name].append((time.thread_time() - c0) * 1000)
+                wall[name].append((t1 - t0) * 1000)
+                n += 1
+    return {n: (statistics.median(wall[n]), min(wall[n]), len(wall[n]), statistics.median(cpu[n]))
+            for n in libs}
 
 
 def throughput(make_fn, data, threads, seconds):
@@ -233,6 +248,7 @@ def main():
     ap.add_argument("--out", default=str(ROOT / "docs/python-peers"), help="results and plots")
     ap.add_argument("--seconds", type=float, default=1.0, help="per latency and throughput measurement")
     ap.add_argument("--threads", default="1,2,4", help="thread counts for throughput")
+    ap.add_argument("--rounds", type=int, default=5, help="interleaved latency rounds (each decoder SECONDS in all)")
     ap.add_argument("--tag", default="cpu", help="output names: OUT/TAG-results.json, TAG-latency.svg, TAG-threads.svg")
     ap.add_argument("--only", default="", help="comma-separated substrings of file names to run")
     args = ap.parse_args()
@@ -252,14 +268,17 @@ def main():
         libs = decoders(kind)
         buf = np.empty(ref.shape, np.uint8)
         libs["pixpath into="] = lambda d, b=buf: pixpath.decode(d, into=b)
-        entry = {"bytes": len(data), "size": f"{ref.shape[1]}x{ref.shape[0]}", "latency_ms": {}, "best_ms": {},
+        entry = {"bytes": len(data), "size": f"{ref.shape[1]}x{ref.shape[0]}", "latency_ms": {}, "best_ms": {}, "cpu_ms": {},
                  "runs": {}, "max_abs_diff_vs_pixpath": {}, "throughput": {}}
         for name, fn in libs.items():
             if name != "Pillow load() only":
                 entry["max_abs_diff_vs_pixpath"][name] = check_same_pixels(name, fn, data, ref)
-            ms, best, n = latency_ms(fn, data, args.seconds)
+        lat = latency_ms(libs, data, args.seconds, args.rounds)
+        for name, fn in libs.items():
+            ms, best, n, cpu_ms = lat[name]
             entry["latency_ms"][name] = round(ms, 3)
             entry["best_ms"][name] = round(best, 3)
+            entry["cpu_ms"][name] = round(cpu_ms, 3)
             entry["runs"][name] = n
             tp = {}
             for t in threads:
@@ -269,7 +288,7 @@ def main():
                     make = lambda fn=fn: fn  # noqa: E731
                 tp[str(t)] = round(throughput(make, data, t, args.seconds), 1)
             entry["throughput"][name] = tp
-            print(f"{label:22s} {name:20s} {ms:8.3f} ms (best {best:7.3f})  " +
+            print(f"{label:22s} {name:20s} {ms:8.3f} ms (best {best:7.3f}, cpu {cpu_ms:7.3f})  " +
                   "  ".join(f"{t}T {v:7.1f}/s" for t, v in tp.items()), flush=True)
         results["files"][label] = entry
     results["machine"]["loadavg_end"] = os.getloadavg()
@@ -278,6 +297,9 @@ def main():
     print("\n| file | " + " | ".join(next(iter(results["files"].values()))["latency_ms"]) + " |")
     for label, e in results["files"].items():
         print(f"| {label} | " + " | ".join(f"{e['latency_ms'].get(n, float('nan')):.2f}" for n in e["latency_ms"]) + " |")
+    print("\nthread CPU ms (median), one thread:")
+    for label, e in results["files"].items():
+        print(f"| {label} | " + " | ".join(f"{e['cpu_ms'].get(n, float('nan')):.2f}" for n in e["cpu_ms"]) + " |")
 
 
 if __name__ == "__main__":

@@ -10,20 +10,25 @@
 // picture was writable when exported; the export itself takes a reference, so the Python
 // picture is shared (read-only to the buffer protocol) while the consumer holds it.
 //
-// Streams. A CUDA picture's pixels are written asynchronously; its storage carries a CUDA
-// event (core/storage.h SyncPoint). __dlpack__(stream=S) makes S wait for that event on the
-// device (cuStreamWaitEvent, through the driver library opened at run time: the extension
-// never links CUDA); None means the legacy default stream, 1 legacy, 2 per-thread, -1 no
+// Streams (cuda_streams.h). A CUDA picture's pixels are written asynchronously; its storage
+// carries a CUDA event (core/storage.h SyncPoint). __dlpack__(stream=S) makes S wait for that
+// event on the device; None means the legacy default stream, 1 legacy, 2 per-thread, -1 no
 // synchronisation (the consumer's promise), as the array API standard says. Where the driver
-// refuses (no context current on that thread), the host waits for the event instead.
-// __cuda_array_interface__ waits on the host for the event and exports "stream": None (no
-// synchronisation needed), as version 3 allows.
-#include <dlfcn.h>
+// refuses, the host waits for the event instead. When the consumer drops the tensor (the
+// deleter), its kernels on S may still be queued: the picture is then dropped only after the
+// work queued on S so far (an event recorded on S, waited for by pixpath's releaser thread), so
+// the memory never goes back to pixpath's pool under the consumer's reads.
+// __cuda_array_interface__ (v3) exports "stream": a stream of pixpath's that waits for the
+// write, on which the consumer synchronises (None when nothing is pending). Its lifetime rule
+// is the interface's: the consumer keeps the Picture object alive while it uses the memory,
+// including its queued kernels (the interface names no consumer stream pixpath could order the
+// release after).
 
 #include <cstdint>
 #include <optional>
 #include <string>
 
+#include "cuda_streams.h"
 #include "pypixpath.h"
 
 namespace pixpath::python {
@@ -71,11 +76,16 @@ struct ExportContext {
   Picture picture;  // keeps the storages alive
   int64_t shape[3];
   int64_t strides[3];
+  std::optional<int64_t> consumer_stream;  // CUDA: the stream named at export
 };
 
+// The consumer is done with the tensor (any thread, GIL or not). A CUDA picture is dropped
+// after the work queued on the consumer's stream (release_after_stream), host ones at once.
 template <class Managed>
 void delete_managed(Managed* m) {
-  delete static_cast<ExportContext*>(m->manager_ctx);
+  auto* ctx = static_cast<ExportContext*>(m->manager_ctx);
+  if (ctx->consumer_stream) release_after_stream(std::move(ctx->picture), *ctx->consumer_stream);
+  delete ctx;
   delete m;
 }
 
@@ -91,44 +101,19 @@ void capsule_destructor(PyObject* capsule) {
   }
 }
 
-// cuStreamWaitEvent from the driver library (never linked: CPU machines have none).
-using StreamWaitEvent = int (*)(void* stream, void* event, unsigned flags);
-StreamWaitEvent stream_wait_event() {
-  static StreamWaitEvent fn = [] {
-    void* lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
-    return lib ? reinterpret_cast<StreamWaitEvent>(dlsym(lib, "cuStreamWaitEvent")) : nullptr;
-  }();
-  return fn;
-}
-
 // Orders the consumer's stream after the picture's pending write (see the header comment).
-void sync_for_consumer(const Picture& p, std::optional<int64_t> stream) {
-  PictureStorage* s = p.plane(0).storage.get();
-  auto sync = s->sync_point();
-  if (!sync) return;
-  if (stream && *stream == -1) return;  // the consumer takes care of it
-  if (stream && *stream == 0) {
-    raise_error(Error(ErrorCode::InvalidArgument, "picture", "dlpack",
-                      "stream 0 is ambiguous (array API): use 1 (legacy default), 2 (per-thread "
-                      "default), a stream handle, or -1"));
-  }
-  // None: the legacy default stream (CU_STREAM_LEGACY = 0x1); 2: CU_STREAM_PER_THREAD = 0x2.
-  void* handle = reinterpret_cast<void*>(static_cast<intptr_t>(stream.value_or(1)));
-  if (sync->native()) {
-    if (StreamWaitEvent wait = stream_wait_event(); wait && wait(handle, sync->native(), 0) == 0) {
-      return;
-    }
-  }
+void sync_for_consumer(const Picture& p, int64_t stream) {
   Result<void> r = [&] {
     py::gil_scoped_release nogil;
-    return s->wait_ready();
+    return consumer_waits(p, stream);
   }();
   check(r);
 }
 
 template <class Managed>
-py::capsule make_capsule(Picture picture, bool read_only, bool copied) {
-  auto* ctx = new ExportContext{std::move(picture), {}, {}};
+py::capsule make_capsule(Picture picture, bool read_only, bool copied,
+                         std::optional<int64_t> consumer_stream) {
+  auto* ctx = new ExportContext{std::move(picture), {}, {}, consumer_stream};
   const Picture& p = ctx->picture;
   const int bpp = info(p.format()).bytes_per_pixel[0];
   ctx->shape[0] = p.height();
@@ -216,21 +201,25 @@ void register_dlpack(py::class_<PyPicture>& cls) {
           out = copy_as(p, p.format());
           copied = true;
         }
-        if (cuda) sync_for_consumer(out, stream);
+        // None: the legacy default stream (the array API's reading for CUDA).
+        const std::optional<int64_t> consumer_stream = cuda ? std::optional<int64_t>(stream.value_or(1)) : std::nullopt;
+        if (cuda) sync_for_consumer(out, *consumer_stream);
         // Writable for the consumer only when nobody else could see the writes: this object's
         // own reference is the one other holder, and it has no live buffer exports.
         const bool read_only = !copied && (p.read_only() || p.plane(0).storage->flags().externally_owned ||
                                            p.plane(0).storage->use_count() > 2 || self.exports > 0);
         const bool versioned = max_version && max_version->size() >= 1 && (*max_version)[0].cast<int>() >= 1;
-        if (versioned) return make_capsule<DLManagedTensorVersioned>(std::move(out), read_only, copied);
-        return make_capsule<DLManagedTensor>(std::move(out), read_only, copied);
+        if (versioned) return make_capsule<DLManagedTensorVersioned>(std::move(out), read_only, copied, consumer_stream);
+        return make_capsule<DLManagedTensor>(std::move(out), read_only, copied, consumer_stream);
       },
       py::kw_only(), py::arg("stream") = py::none(), py::arg("max_version") = py::none(),
       py::arg("dl_device") = py::none(), py::arg("copy") = py::none(),
       "DLPack export (array API protocol): a capsule holding a reference to the storage. "
       "CUDA pictures: `stream` is the consumer's stream, which is made to wait for the decode "
-      "(None = legacy default stream, -1 = no synchronisation). DLPack >= 1.0 (max_version) "
-      "gets a versioned capsule flagged read-only unless the picture was writable.");
+      "(None = legacy default stream, -1 = no synchronisation); when the consumer drops the "
+      "tensor, the memory goes back to pixpath after the work then queued on that stream. "
+      "DLPack >= 1.0 (max_version) gets a versioned capsule flagged read-only unless the "
+      "picture was writable.");
   cls.def_property_readonly(
       "__cuda_array_interface__",
       [](PyPicture& self) -> py::dict {
@@ -242,11 +231,11 @@ void register_dlpack(py::class_<PyPicture>& cls) {
           throw py::error_already_set();
         }
         PictureStorage* s = p.plane(0).storage.get();
-        Result<void> r = [&] {
+        Result<std::optional<uintptr_t>> stream = [&] {
           py::gil_scoped_release nogil;
-          return s->wait_ready();
+          return export_stream_after(p);
         }();
-        check(r);
+        const std::optional<uintptr_t> st = unwrap(std::move(stream));
         const int bpp = info(p.format()).bytes_per_pixel[0];
         py::dict d;
         d["shape"] = py::make_tuple(p.height(), p.width(), bpp);
@@ -255,11 +244,17 @@ void register_dlpack(py::class_<PyPicture>& cls) {
         const auto ptr = reinterpret_cast<uintptr_t>(static_cast<uint8_t*>(s->data()) + p.plane(0).offset);
         d["data"] = py::make_tuple(ptr, !p.writable());
         d["version"] = 3;
-        d["stream"] = py::none();
+        if (st) {
+          d["stream"] = *st;
+        } else {
+          d["stream"] = py::none();
+        }
         return d;
       },
-      "CUDA Array Interface v3 (CuPy, Numba, PyTorch): the host waits for the decode first, "
-      "so 'stream' is None. The consumer keeps this picture alive.");
+      "CUDA Array Interface v3 (CuPy, Numba, PyTorch): 'stream' is a stream of pixpath's that "
+      "waits for the decode (the consumer synchronises on it before reading), or None when "
+      "nothing is pending. The consumer keeps this picture alive while it (and its queued "
+      "kernels) use the memory.");
 }
 
 }  // namespace pixpath::python

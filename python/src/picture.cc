@@ -8,6 +8,7 @@
 
 #include "pixpath/core/counters.h"
 #include "pixpath/core/pixel_ops.h"
+#include "cuda_streams.h"
 #include "pypixpath.h"
 
 namespace pixpath::python {
@@ -228,6 +229,7 @@ py::dict counters_dict() {
   d["copy_bytes"] = c.copy_bytes;
   d["deferred_releases"] = c.deferred_releases;
   d["unreleased"] = c.unreleased;
+  d["pending_stream_releases"] = pending_stream_releases();
   d["kinds"] = kinds;
   return d;
 }
@@ -382,8 +384,9 @@ storage alive. CUDA pictures export DLPack (``torch.from_dlpack``, ``cupy.from_d
 
   m.def("counters", &counters_dict, R"doc(
 pixpath's process-wide counters: live storages and bytes (in total and per memory kind),
-storages created and released, pixel copies made, releases deferred to a release domain and
-releases dropped after their domain shut down. Compare two snapshots to measure leaks and
+storages created and released, pixel copies made, releases deferred to a release domain,
+releases dropped after their domain shut down, and CUDA pictures whose DLPack consumer has let
+go but whose stream is still busy (pending_stream_releases: dropped once it is done). Compare two snapshots to measure leaks and
 copies.)doc");
 }
 

@@ -1,7 +1,8 @@
 """GPU pictures: nvJPEG through the GPU module, exported with DLPack and
 __cuda_array_interface__. Each test skips with the reason where there is no GPU (or no torch);
-on the GPU machine run them through python/gpu-check (see its header)."""
+on the GPU machine run them through python/stage-gpu (see its header)."""
 import gc
+import time
 
 import numpy as np
 import pytest
@@ -75,13 +76,81 @@ def test_dlpack_round_trip_with_torch(jpeg):
     del t, t2
     gc.collect()
     torch.cuda.synchronize()
+    wait_stream_releases()
     assert pixpath.counters()["kinds"]["cuda device"]["live_storages"] == c0["kinds"]["cuda device"]["live_storages"]
+
+
+def wait_stream_releases(timeout=10.0):
+    """Pictures whose DLPack consumer let go are dropped by pixpath's releaser thread once the
+    consumer's stream is done: wait for it (the streams are idle when this is called)."""
+    end = time.monotonic() + timeout
+    while pixpath.counters()["pending_stream_releases"] and time.monotonic() < end:
+        time.sleep(0.005)
+    assert pixpath.counters()["pending_stream_releases"] == 0
+
+
+@needs_gpu
+def test_dlpack_memory_outlives_the_consumers_queued_kernels():
+    """The consumer drops its tensor while its kernels reading it are still queued (PyTorch
+    calls the deleter at once): the memory must not go back to pixpath's pool, where the next
+    decode would overwrite it under those kernels, until the consumer's stream is done."""
+    torch = pytest.importorskip("torch", reason="torch is not installed")
+    first = encode(screen_like(1920, 1080, seed=11), "JPEG", quality=90, subsampling=0)
+    other = encode(screen_like(1920, 1080, seed=12), "JPEG", quality=90, subsampling=0)
+    expected = int(torch.from_dlpack(pixpath.decode(first, device="cuda")).to(torch.int64).sum())
+    torch.cuda.synchronize()
+    wait_stream_releases()
+    c0 = pixpath.counters()
+    s = torch.cuda.Stream()
+    with torch.cuda.stream(s):
+        pic = pixpath.decode(first, device="cuda")
+        t = torch.from_dlpack(pic)  # __dlpack__(stream=s)
+        torch.cuda._sleep(400_000_000)  # ~0.2 s of GPU time queued before the read
+        total = t.to(torch.int64).sum()
+    del t, pic  # the deleter runs now, long before the read
+    gc.collect()
+    c1 = pixpath.counters()
+    assert c1["pending_stream_releases"] == 1, "the release did not wait for the consumer's stream"
+    assert c1["kinds"]["cuda device"]["live_storages"] == c0["kinds"]["cuda device"]["live_storages"] + 1
+    # Decodes that would take the freed memory and overwrite it while the stream still sleeps.
+    for _ in range(8):
+        p = pixpath.decode(other, device="cuda")
+        stream = p.__cuda_array_interface__["stream"]
+        if stream is not None:
+            torch.cuda.ExternalStream(stream).synchronize()  # this decode has written
+        del p
+    assert s.query() is False, "the consumer's stream finished too early for this test to mean anything"
+    s.synchronize()
+    assert int(total) == expected
+    wait_stream_releases()
+    assert pixpath.counters()["kinds"]["cuda device"]["live_storages"] == c0["kinds"]["cuda device"]["live_storages"]
+
+
+@needs_gpu
+def test_cuda_array_interface_v3_stream():
+    """Version 3: 'stream' is a stream of pixpath's that waits for the decode (the consumer
+    synchronises on it), None once nothing is pending."""
+    torch = pytest.importorskip("torch", reason="torch is not installed")
+    jpeg = encode(screen_like(1920, 1080, seed=13), "JPEG", quality=90, subsampling=0)
+    expected = torch.from_dlpack(pixpath.decode(jpeg, device="cuda")).cpu()
+    pic = pixpath.decode(jpeg, device="cuda")
+    cai = pic.__cuda_array_interface__
+    assert cai["version"] == 3
+    stream = cai["stream"]
+    assert stream is None or (isinstance(stream, int) and stream not in (0, 1, 2))
+    if stream is not None:  # as the interface asks of consumers (torch.as_tensor does not)
+        torch.cuda.ExternalStream(stream).synchronize()
+    t = torch.as_tensor(pic, device="cuda")
+    assert torch.equal(t.cpu(), expected)
 
 
 @needs_gpu
 def test_cuda_array_interface_with_torch(jpeg):
     torch = pytest.importorskip("torch", reason="torch is not installed")
     pic = pixpath.decode(jpeg, device="cuda")
+    stream = pic.__cuda_array_interface__["stream"]
+    if stream is not None:  # torch.as_tensor ignores the interface's stream: synchronise first
+        torch.cuda.ExternalStream(stream).synchronize()
     t = torch.as_tensor(pic, device="cuda")  # through __cuda_array_interface__
     assert t.data_ptr() == pic.__cuda_array_interface__["data"][0]
     ref = torch.from_dlpack(pixpath.decode(jpeg, device="cuda"))

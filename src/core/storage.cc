@@ -5,6 +5,7 @@
 #include <string>
 
 #include "internal/counters_internal.h"
+#include "internal/host_memory.h"
 #include "pixpath/core/release_domain.h"
 
 namespace pixpath {
@@ -35,7 +36,7 @@ Result<StorageRef> PictureStorage::allocate_host(size_t bytes) {
     return Error(ErrorCode::LimitExceeded, "storage", "allocate",
                  std::to_string(bytes) + " bytes overflow the address space");
   }
-  void* p = std::aligned_alloc(kHostAlignment, rounded);
+  void* p = internal::allocate_host_block(rounded);
   if (!p) {
     return Error(ErrorCode::OutOfMemory, "storage", "allocate",
                  "cannot allocate " + std::to_string(bytes) + " bytes of host memory");

@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "internal/host_memory.h"
 #include "pixpath/core/thread_annotations.h"
 
 namespace pixpath {
@@ -20,7 +21,7 @@ struct StoragePool::State {
   Result<void*> allocate_block() {
     if (config.allocator.allocate) return config.allocator.allocate(config.block_bytes);
     const size_t a = PictureStorage::kHostAlignment;
-    void* p = std::aligned_alloc(a, (config.block_bytes + a - 1) & ~(a - 1));
+    void* p = internal::allocate_host_block((config.block_bytes + a - 1) & ~(a - 1));
     if (!p) {
       return Error(ErrorCode::OutOfMemory, "storage pool", "allocate",
                    "'" + config.name + "': cannot allocate a block of " +
