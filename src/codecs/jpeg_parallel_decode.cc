@@ -56,6 +56,62 @@ void build_lookup(const HuffmanSpec& spec, HuffmanLookup* t) {
 
 }  // namespace
 
+void EntropyDamageSummary::add(uint32_t segment, uint32_t damage) {
+  for (int k = 0; k < kKinds; ++k) {
+    if (!(damage & (1u << k))) continue;
+    first_segment[size_t(k)] = std::min(first_segment[size_t(k)], segment);
+    ++segments[size_t(k)];
+  }
+}
+
+bool EntropyDamageSummary::any() const {
+  if (no_eoi) return true;
+  for (uint32_t n : segments) {
+    if (n) return true;
+  }
+  return false;
+}
+
+std::vector<Error> entropy_damage_warnings(const BaselineJpeg& jpeg,
+                                           const EntropyDamageSummary& summary,
+                                           const std::string& stage) {
+  std::vector<Error> out;
+  auto where = [&](int kind) {
+    const uint32_t s = summary.first_segment[size_t(kind)];
+    const uint32_t more = summary.segments[size_t(kind)] - 1;
+    if (jpeg.segments.size() <= 1 || s >= jpeg.segments.size()) return std::string("in the scan");
+    const EntropySegment& seg = jpeg.segments[s];
+    std::string w = fmt::format("in restart interval {} (MCUs {}..{})", s, seg.first_mcu,
+                                seg.first_mcu + seg.mcu_count - 1);
+    if (more) w += fmt::format(" and {} more", more);
+    return w;
+  };
+  auto warn = [&](ErrorCode code, std::string reason) {
+    out.emplace_back(code, "jpeg", stage, std::move(reason), Severity::Warning);
+  };
+  if (summary.segments[2]) {
+    warn(ErrorCode::Truncated,
+         fmt::format("Premature end of JPEG data: the entropy-coded data ends before the last "
+                     "MCU {}", where(2)));
+  }
+  if (summary.segments[0]) {
+    warn(ErrorCode::CorruptData, fmt::format("Corrupt JPEG data: bad Huffman code {}", where(0)));
+  }
+  if (summary.segments[1]) {
+    warn(ErrorCode::CorruptData,
+         fmt::format("Corrupt JPEG data: a zero run past coefficient 63 {}", where(1)));
+  }
+  if (summary.segments[3]) {
+    warn(ErrorCode::CorruptData,
+         fmt::format("Corrupt JPEG data: {} extraneous bytes after the last MCU {}",
+                     summary.extraneous_bytes, where(3)));
+  }
+  if (summary.no_eoi) {
+    warn(ErrorCode::Truncated, "Premature end of JPEG file: no EOI marker after the scan");
+  }
+  return out;
+}
+
 ScanTables build_scan_tables(const BaselineJpeg& jpeg) {
   ScanTables t;
   for (size_t i = 0; i < 4; ++i) {
@@ -223,6 +279,7 @@ Result<CoefficientImage> decode_coefficients_parallel(std::span<const uint8_t> d
 
   // Step 4: exclusive prefix sum of the slot counts within each segment.
   std::vector<uint32_t> first_slot(nsub);
+  std::vector<uint64_t> seg_slot_sum(nseg);
   for (size_t s = 0; s < nseg; ++s) {
     const EntropySegment& seg = jpeg.segments[s];
     const uint64_t need = uint64_t(seg.mcu_count) * bpm * 64;
@@ -235,31 +292,33 @@ Result<CoefficientImage> decode_coefficients_parallel(std::span<const uint8_t> d
       first_slot[j] = uint32_t(std::min<uint64_t>(sum, UINT32_MAX));
       sum += slots[j];
     }
-    if (sum < need) {
-      return decode_error(
-          ErrorCode::Truncated,
-          fmt::format("restart interval {} (MCUs {}..{}) ends after {} of its {} coefficients "
-                      "(truncated or corrupt entropy data)", s, seg.first_mcu,
-                      seg.first_mcu + seg.mcu_count - 1, sum, need));
-    }
+    seg_slot_sum[s] = sum;  // below the segment's blocks x 64: it ends early (step 5's checks)
   }
 
-  // Step 5: write-out from the synchronised states.
+  // Step 5: write-out from the synchronised states, and the damage checks per segment (the
+  // subsequences' results merged: first slots are minima, one of them ends the last block).
   img.coefficients.assign(total, 0);
-  for (size_t j = 0; j < nsub; ++j) {
-    const size_t s = sub_seg[j];
+  EntropyDamageSummary damage;
+  for (size_t s = 0; s < nseg; ++s) {
     const EntropySegment& seg = jpeg.segments[s];
     const uint32_t seg_slots = seg.mcu_count * bpm * 64;
-    const WriteResult w = write_subsequence(
-        *tables, bytes, start[j], sub_end[j], seg_end_bit[s], first_slot[j], seg_slots,
-        uint64_t(seg.first_mcu) * bpm, kZigzagToNatural.data(), img.coefficients.data());
-    if (w.first_invalid_slot != 0xFFFFFFFFu) {
-      const uint64_t block = uint64_t(seg.first_mcu) * bpm + w.first_invalid_slot / 64;
-      return decode_error(ErrorCode::CorruptData,
-                          fmt::format("no Huffman code matches the bits of MCU {} (restart "
-                                      "interval {})", block / bpm, s));
+    WriteResult merged;
+    for (uint32_t j = seg_first_sub[s]; j < seg_first_sub[s + 1]; ++j) {
+      const WriteResult w = write_subsequence(
+          *tables, bytes, start[j], sub_end[j], seg_end_bit[s], first_slot[j], seg_slots,
+          uint64_t(seg.first_mcu) * bpm, kZigzagToNatural.data(), img.coefficients.data());
+      merged.first_invalid_slot = std::min(merged.first_invalid_slot, w.first_invalid_slot);
+      merged.first_past_63_slot = std::min(merged.first_past_63_slot, w.first_past_63_slot);
+      if (w.last_block_end_bit != kNoSlot) merged.last_block_end_bit = w.last_block_end_bit;
     }
+    const uint32_t d = segment_damage(merged, seg_slot_sum[s], seg_slots, seg_end_bit[s]);
+    if (d & kDamageExtraBytes) {
+      damage.extraneous_bytes += extraneous_bytes(merged.last_block_end_bit, seg_end_bit[s]);
+    }
+    damage.add(uint32_t(s), d);
   }
+  damage.no_eoi = !jpeg.has_eoi;
+  img.warnings = entropy_damage_warnings(jpeg, damage, "parallel decode");
 
   // Step 6: DC prediction, in chunks of kDcChunkMcus MCUs within each restart interval.
   std::vector<uint64_t> chunk_first_block;

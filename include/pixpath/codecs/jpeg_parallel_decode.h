@@ -3,8 +3,11 @@
 // run one subsequence at a time from a host loop over plain arrays, exactly as the CUDA
 // kernels run them one per thread. Its output is the quantised DCT coefficients, equal to
 // libjpeg-turbo's jpeg_read_coefficients for every file parse_baseline_jpeg accepts whose
-// entropy data is intact; broken entropy data is an error (subject "jpeg", stage
-// "parallel decode"), never a read or write out of bounds.
+// entropy data is intact. Damaged entropy data (see jpeg_entropy_kernels.h, segment_damage)
+// still decodes, as libjpeg-turbo decodes it with a warning: the coefficients the data has
+// (zeros where it has none) and warnings in CoefficientImage::warnings (Severity::Warning,
+// subject "jpeg", stage "parallel decode"; Truncated for "Premature end ...", CorruptData for
+// "Corrupt JPEG data: ..."), never a read or write out of bounds.
 //
 // It is the reference the GPU decoder is tested against, not a fast CPU decoder: TurboJPEG
 // stays the CPU route.
@@ -15,6 +18,7 @@
 #include <array>
 #include <cstdint>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "pixpath/codecs/jpeg_baseline_parse.h"
@@ -47,12 +51,35 @@ struct CoefficientImage {
   std::array<uint32_t, kMaxComponents> blocks_w{}, blocks_h{};
   std::array<uint64_t, kMaxComponents> offset{};  // first coefficient of each plane
   std::vector<int16_t> coefficients;
+  std::vector<Error> warnings;  // damaged entropy data (Severity::Warning); empty when intact
 
   const int16_t* block(int component, uint32_t bx, uint32_t by) const {
     return coefficients.data() + offset[size_t(component)] +
            (uint64_t(by) * blocks_w[size_t(component)] + bx) * 64;
   }
 };
+
+// What the damage checks found over a whole scan: per kind of EntropyDamage (index = bit
+// number: bad code, past 63, ends early, extra bytes) the first segment that has it and how
+// many segments do; the extraneous bytes of all segments; whether EOI is missing. The CPU
+// reference fills it from its per-segment checks, the GPU decoder from its flag words.
+struct EntropyDamageSummary {
+  static constexpr int kKinds = 4;
+  std::array<uint32_t, kKinds> first_segment{kNoSlot, kNoSlot, kNoSlot, kNoSlot};
+  std::array<uint32_t, kKinds> segments{};
+  uint64_t extraneous_bytes = 0;
+  bool no_eoi = false;
+
+  void add(uint32_t segment, uint32_t damage);  // damage: EntropyDamage bits
+  bool any() const;
+};
+
+// One warning per kind of damage found (Severity::Warning, subject "jpeg", `stage`), worded
+// like libjpeg-turbo's ("Premature end of JPEG ...": Truncated; "Corrupt JPEG data: ...":
+// CorruptData), naming the first restart interval (or "the scan") and how many more.
+std::vector<Error> entropy_damage_warnings(const BaselineJpeg& jpeg,
+                                           const EntropyDamageSummary& summary,
+                                           const std::string& stage);
 
 // The decoding tables and block layout of the parsed scan (the GPU copies this to the device).
 ScanTables build_scan_tables(const BaselineJpeg& jpeg);
