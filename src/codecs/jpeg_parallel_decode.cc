@@ -296,24 +296,22 @@ Result<CoefficientImage> decode_coefficients_parallel(std::span<const uint8_t> d
   }
 
   // Step 5: write-out from the synchronised states, and the damage checks per segment (the
-  // subsequences' results merged: first slots are minima, one of them ends the last block).
+  // OR of its subsequences' damage, as the GPU's write kernel ORs it per segment).
   img.coefficients.assign(total, 0);
   EntropyDamageSummary damage;
   for (size_t s = 0; s < nseg; ++s) {
     const EntropySegment& seg = jpeg.segments[s];
     const uint32_t seg_slots = seg.mcu_count * bpm * 64;
-    WriteResult merged;
+    uint32_t d = slot_sum_damage(seg_slot_sum[s], seg_slots);
     for (uint32_t j = seg_first_sub[s]; j < seg_first_sub[s + 1]; ++j) {
       const WriteResult w = write_subsequence(
           *tables, bytes, start[j], sub_end[j], seg_end_bit[s], first_slot[j], seg_slots,
           uint64_t(seg.first_mcu) * bpm, kZigzagToNatural.data(), img.coefficients.data());
-      merged.first_invalid_slot = std::min(merged.first_invalid_slot, w.first_invalid_slot);
-      merged.first_past_63_slot = std::min(merged.first_past_63_slot, w.first_past_63_slot);
-      if (w.last_block_end_bit != kNoSlot) merged.last_block_end_bit = w.last_block_end_bit;
-    }
-    const uint32_t d = segment_damage(merged, seg_slot_sum[s], seg_slots, seg_end_bit[s]);
-    if (d & kDamageExtraBytes) {
-      damage.extraneous_bytes += extraneous_bytes(merged.last_block_end_bit, seg_end_bit[s]);
+      const uint32_t sd = subsequence_damage(w, seg_end_bit[s]);
+      if (sd & kDamageExtraBytes) {
+        damage.extraneous_bytes += extraneous_bytes(w.last_block_end_bit, seg_end_bit[s]);
+      }
+      d |= sd;
     }
     damage.add(uint32_t(s), d);
   }

@@ -178,11 +178,13 @@ Result<PlanesOut> decode_to_planes(std::span<const uint8_t> data, const Baseline
   auto* d_chunk_resets = static_cast<uint8_t*>(buffers.device(B::kChunkResets, nchunks));
   auto* d_dc_sums = static_cast<uint32_t*>(buffers.device(B::kDcSums, nchunks * 16ull));
   auto* d_dc_prefix = static_cast<uint32_t*>(buffers.device(B::kDcPrefix, nchunks * 16ull));
+  auto* d_seg_damage = static_cast<uint32_t*>(buffers.device(B::kSegDamage, nseg * 4ull));
   uint32_t* pinned = buffers.pinned();
   if (!d_tables || !d_bytes || !d_sub_begin || !d_sub_end || !d_sub_seg || !d_seg_end ||
       !d_seg_first || !d_seg_block || !d_seg_slots || !d_start || !d_end_a || !d_end_b ||
       !d_slots || !d_excl || !d_first || !d_coef || !d_planes || !d_flags || !d_quant || !pinned ||
-      !d_chunk_first || !d_chunk_blocks || !d_chunk_resets || !d_dc_sums || !d_dc_prefix) {
+      !d_chunk_first || !d_chunk_blocks || !d_chunk_resets || !d_dc_sums || !d_dc_prefix ||
+      !d_seg_damage) {
     return gpu_error(ErrorCode::OutOfMemory, "device buffers");
   }
   rep.phase_ms[kPhaseHost] =
@@ -205,7 +207,8 @@ Result<PlanesOut> decode_to_planes(std::span<const uint8_t> data, const Baseline
   OWN_CUDA_TRY("upload", up(d_chunk_first, chunk_first_block.data(), nchunks * 8ull));
   OWN_CUDA_TRY("upload", up(d_chunk_blocks, chunk_blocks.data(), nchunks * 4ull));
   OWN_CUDA_TRY("upload", up(d_chunk_resets, chunk_resets.data(), nchunks));
-  const uint32_t flags_init[kFlagCount] = {0xFFFFFFFFu, 0xFFFFFFFFu, 0, 0};
+  uint32_t flags_init[kFlagCount] = {};
+  for (int k = 0; k < EntropyDamageSummary::kKinds; ++k) flags_init[kFlagFirstSegment + k] = kNoSlot;
   OWN_CUDA_TRY("upload", up(d_flags, flags_init, sizeof(flags_init)));
 
   SubsequenceArrays a;
@@ -245,10 +248,10 @@ Result<PlanesOut> decode_to_planes(std::span<const uint8_t> data, const Baseline
   }
   events.mark(kPhaseSync, stream);
   // Steps 4-6: offsets and checks, write-out, DC prediction; then the IDCT per component.
-  OWN_CUDA_TRY("offsets", launch_offsets(a, d_slots, d_excl, d_first, d_flags, stream));
+  OWN_CUDA_TRY("offsets", launch_offsets(a, d_slots, d_excl, d_first, d_seg_damage, stream));
   events.mark(kPhaseOffsets, stream);
   OWN_CUDA_TRY("write", cudaMemsetAsync(d_coef, 0, total * 2, stream));
-  OWN_CUDA_TRY("write", launch_write(d_tables, d_bytes, a, d_start, d_first, d_coef, d_flags, stream));
+  OWN_CUDA_TRY("write", launch_write(d_tables, d_bytes, a, d_start, d_first, d_coef, d_seg_damage, d_flags, stream));
   events.mark(kPhaseWrite, stream);
   DcChunks chunks;
   chunks.first_block = d_chunk_first;
@@ -267,16 +270,14 @@ Result<PlanesOut> decode_to_planes(std::span<const uint8_t> data, const Baseline
   events.mark(kPhaseIdct, stream);
   OWN_CUDA_TRY("flags", cudaMemcpyAsync(pinned, d_flags, kFlagCount * 4, cudaMemcpyDeviceToHost, stream));
   OWN_CUDA_TRY("finish", cudaStreamSynchronize(stream));
-  if (pinned[kFlagTruncatedSegment] != 0xFFFFFFFFu) {
-    return gpu_error(ErrorCode::Truncated,
-                     fmt::format("restart interval {} ends before its last coefficient "
-                                 "(truncated or corrupt entropy data)", pinned[kFlagTruncatedSegment]));
+  EntropyDamageSummary damage;
+  for (int k = 0; k < EntropyDamageSummary::kKinds; ++k) {
+    damage.first_segment[size_t(k)] = pinned[kFlagFirstSegment + k];
+    damage.segments[size_t(k)] = pinned[kFlagSegments + k];
   }
-  if (pinned[kFlagInvalidSegment] != 0xFFFFFFFFu) {
-    return gpu_error(ErrorCode::CorruptData,
-                     fmt::format("no Huffman code matches the bits in restart interval {}",
-                                 pinned[kFlagInvalidSegment]));
-  }
+  damage.extraneous_bytes = pinned[kFlagExtraBytes];
+  damage.no_eoi = !jpeg.has_eoi;
+  out.warnings = entropy_damage_warnings(jpeg, damage, "own gpu decode");
   events.read(rep.phase_ms);
   out.coefficients = d_coef;
   for (int c = 0; c < jpeg.component_count; ++c) out.plane[c] = d_planes + plane_offset[c];

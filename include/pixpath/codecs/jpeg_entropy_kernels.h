@@ -34,7 +34,7 @@
 //
 // Damaged entropy data (a bit flip, a cut) is found on the synchronised decode of step 5,
 // per segment, and reported as a decode warning (the picture is still decoded, as
-// libjpeg-turbo decodes it with a warning): segment_damage() below. What counts as damage is
+// libjpeg-turbo decodes it with a warning): subsequence_damage() below. What counts as damage is
 // what an encoder never writes: a bit pattern that is no code of its table, a run that puts a
 // coefficient past index 63, a segment whose data ends before its last block (or inside the
 // last codeword), and a whole byte or more left after the last block (libjpeg-turbo: "N
@@ -338,20 +338,28 @@ PIXPATH_HD uint32_t extraneous_bytes(uint32_t last_block_end_bit, uint32_t segme
   return last_block_end_bit < segment_end_bit ? (segment_end_bit - last_block_end_bit) / 8 : 0;
 }
 
-// The damage of one segment from its subsequences' write results merged (the first slots are
-// minima, last_block_end_bit the one subsequence's that has it) and the sum of their slots.
-PIXPATH_HD uint32_t segment_damage(const WriteResult& merged, uint64_t slot_sum,
-                                   uint32_t segment_slots, uint32_t segment_end_bit) {
+// The damage one subsequence's write-out shows (EntropyDamage bits): its bad codes and runs
+// past 63, and, for the subsequence that completes the segment's last block, whether that
+// block's last codeword needed bits past the data or whole bytes follow it. A segment's damage
+// is the OR over its subsequences plus slot_sum_damage.
+PIXPATH_HD uint32_t subsequence_damage(const WriteResult& w, uint32_t segment_end_bit) {
   uint32_t d = 0;
-  if (merged.first_invalid_slot != kNoSlot) d |= kDamageBadCode;
-  if (merged.first_past_63_slot != kNoSlot) d |= kDamagePast63;
-  if (slot_sum < segment_slots || merged.last_block_end_bit == kNoSlot ||
-      merged.last_block_end_bit > segment_end_bit) {
-    d |= kDamageEndsEarly;
-  } else if (extraneous_bytes(merged.last_block_end_bit, segment_end_bit) > 0) {
-    d |= kDamageExtraBytes;
+  if (w.first_invalid_slot != kNoSlot) d |= kDamageBadCode;
+  if (w.first_past_63_slot != kNoSlot) d |= kDamagePast63;
+  if (w.last_block_end_bit != kNoSlot) {
+    if (w.last_block_end_bit > segment_end_bit) {
+      d |= kDamageEndsEarly;
+    } else if (extraneous_bytes(w.last_block_end_bit, segment_end_bit) > 0) {
+      d |= kDamageExtraBytes;
+    }
   }
   return d;
+}
+
+// Fewer coefficient slots decoded in a segment than its blocks x 64: its data ends early (no
+// subsequence then completes the last block).
+PIXPATH_HD uint32_t slot_sum_damage(uint64_t slot_sum, uint32_t segment_slots) {
+  return slot_sum < segment_slots ? uint32_t(kDamageEndsEarly) : 0u;
 }
 
 // Step 6, DC prediction (libjpeg's last_dc_val, reset at each restart): the DC differences

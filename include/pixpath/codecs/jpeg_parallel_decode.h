@@ -3,7 +3,7 @@
 // run one subsequence at a time from a host loop over plain arrays, exactly as the CUDA
 // kernels run them one per thread. Its output is the quantised DCT coefficients, equal to
 // libjpeg-turbo's jpeg_read_coefficients for every file parse_baseline_jpeg accepts whose
-// entropy data is intact. Damaged entropy data (see jpeg_entropy_kernels.h, segment_damage)
+// entropy data is intact. Damaged entropy data (see jpeg_entropy_kernels.h, subsequence_damage)
 // still decodes, as libjpeg-turbo decodes it with a warning: the coefficients the data has
 // (zeros where it has none) and warnings in CoefficientImage::warnings (Severity::Warning,
 // subject "jpeg", stage "parallel decode"; Truncated for "Premature end ...", CorruptData for
