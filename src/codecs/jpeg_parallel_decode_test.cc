@@ -344,6 +344,36 @@ TEST(JpegParallelDecode, SynchronisationIsExercised) {
   EXPECT_EQ(st2.sync_rounds, 0);
 }
 
+// Step 1's arrays (what the GPU decoder uploads): every segment covered by its subsequences
+// without gaps, slots and DC chunks per segment; its limits.
+TEST(JpegParallelDecode, PlanCoversEverySegment) {
+  const auto file = encode(screen_pixels(100, 60, 3, 4), 100, 60, options_for(k420, 80, 2));
+  auto j = parse_baseline_jpeg(file);
+  ASSERT_TRUE(j.ok());
+  auto p = plan_parallel_decode(file, *j, ParallelDecodeOptions{40});
+  ASSERT_TRUE(p.ok()) << p.error().message();
+  ASSERT_EQ(p->seg_first_sub.size(), j->segments.size() + 1);
+  for (size_t s = 0; s < j->segments.size(); ++s) {
+    uint32_t at = p->scan.segment_begin[s] * 8;
+    for (uint32_t k = p->seg_first_sub[s]; k < p->seg_first_sub[s + 1]; ++k) {
+      EXPECT_EQ(p->sub_begin[k], at);
+      EXPECT_EQ(p->sub_seg[k], s);
+      EXPECT_LE(p->sub_end[k] - p->sub_begin[k], 40u);
+      at = p->sub_end[k];
+    }
+    EXPECT_EQ(at, p->seg_end_bit[s]);
+    EXPECT_EQ(p->seg_slots[s], j->segments[s].mcu_count * uint32_t(j->blocks_per_mcu) * 64);
+  }
+  EXPECT_EQ(p->chunk_blocks.size(), j->segments.size());  // 2 MCUs an interval: one chunk each
+  EXPECT_EQ(p->coefficients, p->offset[2] + uint64_t(p->blocks_w[2]) * p->blocks_h[2] * 64);
+  auto small = plan_parallel_decode(file, *j, ParallelDecodeOptions{7});
+  ASSERT_FALSE(small.ok());
+  EXPECT_EQ(small.error().code(), ErrorCode::InvalidArgument);
+  auto limited = plan_parallel_decode(file, *j, ParallelDecodeOptions{1024, 1000});
+  ASSERT_FALSE(limited.ok());
+  EXPECT_EQ(limited.error().code(), ErrorCode::LimitExceeded);
+}
+
 TEST(JpegParallelDecode, UnstuffsAndCutsAtRestartMarkers) {
   // Noise at quality 100 has many 0xFF bytes in its entropy data.
   const auto px = noise_pixels(64, 64, 1, 2);

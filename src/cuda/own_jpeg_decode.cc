@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <memory>
 #include <vector>
 
@@ -94,57 +95,40 @@ Result<PlanesOut> decode_to_planes(std::span<const uint8_t> data, const Baseline
   Report rep;
   PhaseEvents events(options.time_phases);
   auto tables = std::make_unique<ScanTables>(build_scan_tables(jpeg));
-  const UnstuffedScan u = unstuff_scan(data, jpeg);
-  if (u.bytes.size() >= (size_t{1} << 29)) {
-    return gpu_error(ErrorCode::LimitExceeded, "entropy-coded data over 512 MiB");
+  // Step 1, shared with the CPU reference (its tests check these arrays); no coefficient limit
+  // here beyond the parser's size limits: device memory is the limit.
+  ParallelDecodeOptions plan_options;
+  plan_options.subsequence_bits = options.subsequence_bits;
+  plan_options.max_coefficient_bytes = UINT64_MAX;
+  auto planned = plan_parallel_decode(data, jpeg, plan_options);
+  if (!planned.ok()) {
+    return gpu_error(planned.error().code(), planned.error().reason());
   }
+  const ParallelDecodePlan& plan = *planned;
+  const UnstuffedScan& u = plan.scan;
   const uint32_t nseg = uint32_t(jpeg.segments.size());
-  const uint32_t bpm = uint32_t(jpeg.blocks_per_mcu);
-  std::vector<uint32_t> sub_begin, sub_end, sub_seg, seg_end_bit(nseg), seg_first_sub(nseg + 1),
-      seg_slots(nseg);
-  std::vector<uint64_t> seg_first_block(nseg);
-  for (uint32_t s = 0; s < nseg; ++s) {
-    const uint32_t b = u.segment_begin[s] * 8, e = u.segment_begin[s + 1] * 8;
-    seg_end_bit[s] = e;
-    seg_first_sub[s] = uint32_t(sub_begin.size());
-    const uint64_t slots = uint64_t(jpeg.segments[s].mcu_count) * bpm * 64;
-    if (slots > UINT32_MAX) return gpu_error(ErrorCode::LimitExceeded, "restart interval too large");
-    seg_slots[s] = uint32_t(slots);
-    seg_first_block[s] = uint64_t(jpeg.segments[s].first_mcu) * bpm;
-    uint32_t at = b;
-    do {
-      const uint32_t end = e - at > options.subsequence_bits ? at + options.subsequence_bits : e;
-      sub_begin.push_back(at);
-      sub_end.push_back(end);
-      sub_seg.push_back(s);
-      at = end;
-    } while (at < e);
-  }
+  const auto& sub_begin = plan.sub_begin;
+  const auto& sub_end = plan.sub_end;
+  const auto& sub_seg = plan.sub_seg;
+  const auto& seg_end_bit = plan.seg_end_bit;
+  const auto& seg_first_sub = plan.seg_first_sub;
+  const auto& seg_slots = plan.seg_slots;
+  const auto& seg_first_block = plan.seg_first_block;
   const uint32_t nsub = uint32_t(sub_begin.size());
-  seg_first_sub[nseg] = nsub;
-  uint64_t total = 0;
+  const uint64_t total = plan.coefficients;
   PlanesOut out;
   uint64_t plane_bytes = 0;
   uint64_t plane_offset[4] = {};
   for (int c = 0; c < jpeg.component_count; ++c) {
-    const FrameComponent& fc = jpeg.components[size_t(c)];
-    out.coefficient_offset[c] = total;
-    total += uint64_t(fc.stored_blocks_w) * uint64_t(fc.stored_blocks_h) * 64;
-    out.pitch[c] = fc.stored_blocks_w * 8;
+    out.coefficient_offset[c] = plan.offset[size_t(c)];
+    out.pitch[c] = int(plan.blocks_w[size_t(c)] * 8);
     plane_offset[c] = plane_bytes;
-    plane_bytes += uint64_t(fc.stored_blocks_w) * 8 * uint64_t(fc.stored_blocks_h) * 8;
+    plane_bytes += uint64_t(plan.blocks_w[size_t(c)]) * 8 * uint64_t(plan.blocks_h[size_t(c)]) * 8;
   }
-  // DC prediction chunks (as the CPU reference's step 6).
-  std::vector<uint64_t> chunk_first_block;
-  std::vector<uint32_t> chunk_blocks;
-  std::vector<uint8_t> chunk_resets;
-  for (const EntropySegment& seg : jpeg.segments) {
-    for (uint32_t m = 0; m < seg.mcu_count; m += kDcChunkMcus) {
-      chunk_first_block.push_back(uint64_t(seg.first_mcu + m) * bpm);
-      chunk_blocks.push_back(std::min(kDcChunkMcus, seg.mcu_count - m) * bpm);
-      chunk_resets.push_back(m == 0);
-    }
-  }
+  // DC prediction chunks (step 6).
+  const auto& chunk_first_block = plan.chunk_first_block;
+  const auto& chunk_blocks = plan.chunk_blocks;
+  const auto& chunk_resets = plan.chunk_resets;
   const uint32_t nchunks = uint32_t(chunk_blocks.size());
   std::vector<uint16_t> quant(4 * 64);
   for (int c = 0; c < jpeg.component_count; ++c) {

@@ -84,6 +84,36 @@ std::vector<Error> entropy_damage_warnings(const BaselineJpeg& jpeg,
 // The decoding tables and block layout of the parsed scan (the GPU copies this to the device).
 ScanTables build_scan_tables(const BaselineJpeg& jpeg);
 
+// Step 1 of the method as plain arrays: everything the decoding steps read besides the tables
+// and the quantisation, made once on the host by the CPU reference and by the GPU decoder alike
+// (which uploads it as is; a route through the GPU module would hand it across the module's
+// ABI, since the module links no pixpath library).
+struct ParallelDecodePlan {
+  UnstuffedScan scan;
+  // Per subsequence: first bit, end bit, segment.
+  std::vector<uint32_t> sub_begin, sub_end, sub_seg;
+  // Per segment: end bit, first subsequence (one entry more: the subsequence count), coefficient
+  // slots (blocks x 64), first block (in scan order).
+  std::vector<uint32_t> seg_end_bit, seg_first_sub, seg_slots;
+  std::vector<uint64_t> seg_first_block;
+  // DC prediction chunks (step 6): first block, block count, 1 for a segment's first chunk.
+  std::vector<uint64_t> chunk_first_block;
+  std::vector<uint32_t> chunk_blocks;
+  std::vector<uint8_t> chunk_resets;
+  // The coefficient planes (CoefficientImage's layout).
+  int component_count = 0;
+  std::array<uint32_t, kMaxComponents> blocks_w{}, blocks_h{};
+  std::array<uint64_t, kMaxComponents> offset{};
+  uint64_t coefficients = 0;  // all planes together
+};
+
+// Errors (subject "jpeg", stage "parallel decode"): InvalidArgument (a subsequence under 8
+// bits, `jpeg` not parsed from `data`), LimitExceeded (options.max_coefficient_bytes, 512 MiB
+// of entropy-coded data, 2^32 coefficients in one restart interval).
+Result<ParallelDecodePlan> plan_parallel_decode(std::span<const uint8_t> data,
+                                                const BaselineJpeg& jpeg,
+                                                const ParallelDecodeOptions& options = {});
+
 // `data` is what parse_baseline_jpeg parsed into `jpeg`.
 Result<CoefficientImage> decode_coefficients_parallel(std::span<const uint8_t> data,
                                                       const BaselineJpeg& jpeg,
