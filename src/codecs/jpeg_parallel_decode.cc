@@ -64,14 +64,6 @@ void EntropyDamageSummary::add(uint32_t segment, uint32_t damage) {
   }
 }
 
-bool EntropyDamageSummary::any() const {
-  if (no_eoi) return true;
-  for (uint32_t n : segments) {
-    if (n) return true;
-  }
-  return false;
-}
-
 std::vector<Error> entropy_damage_warnings(const BaselineJpeg& jpeg,
                                            const EntropyDamageSummary& summary,
                                            const std::string& stage) {

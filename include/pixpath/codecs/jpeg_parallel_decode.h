@@ -71,7 +71,6 @@ struct EntropyDamageSummary {
   bool no_eoi = false;
 
   void add(uint32_t segment, uint32_t damage);  // damage: EntropyDamage bits
-  bool any() const;
 };
 
 // One warning per kind of damage found (Severity::Warning, subject "jpeg", `stage`), worded
