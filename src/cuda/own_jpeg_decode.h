@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "pixpath/codecs/jpeg_baseline_parse.h"
+#include "own_jpeg_input.h"
 #include "pixpath/codecs/jpeg_idct_kernels.h"
 #include "pixpath/core/result.h"
 
@@ -98,6 +99,14 @@ Result<PlanesOut> decode_to_planes(std::span<const uint8_t> data,
                                    const codecs::jpeg::BaselineJpeg& jpeg, const Options& options,
                                    DeviceBuffers& buffers, cudaStream_t stream,
                                    Report* report = nullptr);
+
+// The same decode from plain data (own_jpeg_input.h; what the GPU module, which links no pixpath
+// library, would take across its ABI): uses no pixpath_codecs function (own_jpeg_run.cc), and
+// returns the damage as words (DamageWords; damage_warnings() makes the warnings), PlanesOut's
+// warnings left empty. decode_to_planes is make-the-input + this + the warnings.
+Result<PlanesOut> decode_input_to_planes(const OwnJpegInput& input, const Options& options,
+                                         DeviceBuffers& buffers, cudaStream_t stream,
+                                         Report* report = nullptr, DamageWords* damage = nullptr);
 
 // Queues planes -> RGBA (width x height, rgba_pitch bytes per row) on `stream`. Gray and
 // YCbCr pictures with 4:4:4, 4:2:2, 4:4:0 and 4:2:0 sampling (chroma_upsampling's refusals).

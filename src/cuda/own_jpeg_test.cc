@@ -3,7 +3,8 @@
 // itself tested against libjpeg-turbo), its IDCT planes against idct_islow_block (tested
 // against jpeg_read_raw_data), its RGBA against tjDecompress2 (identical: the kernels run the
 // arithmetic codecs_jpeg_parallel_test finds identical on the CPU). Label gpu; every test
-// skips with the reason where there is no CUDA device.
+// that needs a CUDA device skips with the reason where there is none (OwnJpegInput runs
+// anywhere: host side only).
 #include "own_jpeg_decode.h"
 
 #include <cuda_runtime.h>
@@ -279,6 +280,45 @@ TEST(OwnGpuJpeg, DamagedFilesOfTheProjectAreReported) {
           << c.file << ": " << joined(gpu->warnings);
     }
   }
+}
+
+// The host side of the decode from plain data (no GPU needed): the input a route across the
+// module's ABI would carry, and the warnings made from the kernels' damage words.
+TEST(OwnJpegInput, MadeFromTheParseAndTheDamageWordsBecomeWarnings) {
+  const auto file = encode(100, 60, 3, 2, 2, 75, 3, false, 2);
+  auto p = parse_baseline_jpeg(file);
+  ASSERT_TRUE(p.ok());
+  auto in = make_own_jpeg_input(file, *p, 64);
+  ASSERT_TRUE(in.ok()) << in.error().message();
+  EXPECT_EQ(in->upsampling, Upsampling::H2V2);
+  EXPECT_EQ(in->components, 3);
+  EXPECT_EQ(in->sample_width[1], 50);
+  EXPECT_EQ(in->sample_height[1], 30);
+  EXPECT_EQ(in->quant[64 + 5], p->quant[p->components[1].quant].values[5]);
+  EXPECT_TRUE(in->has_eoi);
+  ASSERT_TRUE(in->tables);
+  auto plan = plan_parallel_decode(file, *p, ParallelDecodeOptions{64});
+  ASSERT_TRUE(plan.ok());
+  EXPECT_EQ(in->plan.sub_begin, plan->sub_begin);
+  EXPECT_EQ(in->plan.chunk_blocks, plan->chunk_blocks);
+  // 4:1:1: the colour conversion does not take it; the route would leave it to another decoder.
+  const auto f411 = encode(100, 60, 3, 4, 1, 75, 0, false, 2);
+  auto p411 = parse_baseline_jpeg(f411);
+  ASSERT_TRUE(p411.ok());
+  auto refused = make_own_jpeg_input(f411, *p411);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().code(), ErrorCode::Unsupported);
+  // Damage words as the kernels leave them: intact, then a bad code in interval 2 of 3 more.
+  DamageWords intact;
+  EXPECT_TRUE(damage_warnings(*p, intact, "gpu decode").empty());
+  DamageWords bad;
+  bad.first_segment[0] = 2;
+  bad.segments[0] = 4;
+  const auto w = damage_warnings(*p, bad, "gpu decode");
+  ASSERT_EQ(w.size(), 1u);
+  EXPECT_EQ(w[0].code(), ErrorCode::CorruptData);
+  EXPECT_EQ(w[0].stage(), "gpu decode");
+  EXPECT_EQ(w[0].reason(), "Corrupt JPEG data: bad Huffman code in restart interval 2 (MCUs 6..8) and 3 more");
 }
 
 }  // namespace
