@@ -138,10 +138,13 @@ std::optional<Error> refusal(std::span<const uint8_t> data, const GpuDecodeParam
 // the own decoder reports it (damage words -> the CPU path's kind of warnings). It takes
 // baseline 8-bit Huffman gray and YCbCr 4:4:4 / 4:2:2 / 4:2:0 / 4:4:0 pictures without jpega
 // alpha when the request leaves the backend to pixpath (GpuBackend::Auto); asking for an
-// nvJPEG backend by name keeps nvJPEG (measurements).
+// nvJPEG backend by name keeps nvJPEG (measurements), and so does PIXPATH_CUDA_ACCEPT_ALL=1
+// (the knob that measures what nvJPEG makes of every picture).
 bool own_decoder_wanted(const GpuDecodeParams& p) {
   const char* v = std::getenv("PIXPATH_CUDA_OWN_JPEG");
-  return v && std::string_view(v) == "1" && p.backend == GpuBackend::Auto && !p.alpha_offset;
+  const char* all = std::getenv("PIXPATH_CUDA_ACCEPT_ALL");
+  return v && std::string_view(v) == "1" && !(all && std::string_view(all) == "1") &&
+         p.backend == GpuBackend::Auto && !p.alpha_offset;
 }
 
 // One picture on the own decoder's route: its parse, the input the module takes, what the
@@ -153,9 +156,12 @@ struct OwnRoute {
   std::vector<Error> warnings() const { return own_jpeg::damage_warnings(jpeg, damage, "gpu decode"); }
 };
 
-// Sets r.own for a picture the own decoder takes. A picture it does not take is refused
-// (decoded on the CPU, which reports damage) rather than sent to nvJPEG, which would not:
-// e.g. progressive or extended gray, which the exactness route lets through to nvJPEG.
+// Sets r.own for a picture the own decoder takes. A valid picture it does not take
+// (Unsupported: progressive or extended gray, the only ones the exactness route lets through
+// besides baseline) stays on nvJPEG, within 1 of the CPU path but silent if damaged (the
+// paint engine's own refusal check does not know this route; sending them to the CPU is for
+// when the route is the default). Headers it cannot parse (damaged) are refused: the CPU
+// decodes them and reports what is wrong.
 Result<std::unique_ptr<OwnRoute>> own_route(std::span<const uint8_t> data, const GpuDecodeParams& p,
                                             abi::DecodeRequest& r) {
   if (!own_decoder_wanted(p)) return std::unique_ptr<OwnRoute>();
@@ -169,10 +175,16 @@ Result<std::unique_ptr<OwnRoute>> own_route(std::span<const uint8_t> data, const
                  "not for pixpath's own GPU decoder (" + e.message() + "); decode it on the CPU");
   };
   auto parsed = codecs::jpeg::parse_baseline_jpeg(data, limits);
-  if (!parsed.ok()) return refuse(parsed.error());
+  if (!parsed.ok()) {
+    if (parsed.error().code() == ErrorCode::Unsupported) return std::unique_ptr<OwnRoute>();
+    return refuse(parsed.error());
+  }
   route->jpeg = std::move(parsed).value();
   auto input = own_jpeg::make_own_jpeg_input(data, route->jpeg);
-  if (!input.ok()) return refuse(input.error());
+  if (!input.ok()) {
+    if (input.error().code() == ErrorCode::Unsupported) return std::unique_ptr<OwnRoute>();
+    return refuse(input.error());
+  }
   route->input = std::move(input).value();
   r.own = &route->input;
   r.own_damage = &route->damage;
