@@ -220,6 +220,9 @@ Result<ParsedImage> NvjpegEngine::decode_own(Slot& s, const abi::DecodeRequest& 
   if (!s.own) s.own = std::make_unique<own_jpeg::DeviceBuffers>();
   if (inject_failure("decode"))
     return gpu_error(ErrorCode::Internal, "gpu decode", "failure injected (PIXPATH_CUDA_INJECT_FAILURE)");
+  // The texture path's before_host (the map) reads the picture size from s.color.
+  s.color.width = in.width;
+  s.color.height = in.height;
   if (before_host) PIXPATH_CHECK(before_host());
   own_jpeg::DamageWords damage;
   // The input was cut into subsequences by the loader; the options' size is not used again.
