@@ -1,5 +1,6 @@
 // pixpath's own baseline JPEG parser and the CPU reference of its parallel entropy decoder
-// (the GPU decoder's steps): parse, unstuff, decode at a subsequence size taken from the input.
+// (the GPU decoder's steps): parse, unstuff, decode at a subsequence size taken from the input,
+// and check it against a serial decode of the same data (coefficients and damage warnings).
 #include <cstdint>
 #include <span>
 
@@ -22,6 +23,20 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   opt.subsequence_bits = 8 + uint32_t(size % 512);
   opt.max_coefficient_bytes = 64 << 20;
   auto img = decode_coefficients_parallel(in, *parsed, opt);
-  (void)img;
+  if (!img.ok()) return 0;
+  // Damaged entropy data is reported as warnings only, and the same whatever the subsequence
+  // size: a serial decode (one subsequence per segment) finds the same damage and coefficients.
+  for (const auto& w : img->warnings) {
+    if (w.fatal()) __builtin_trap();
+  }
+  opt.subsequence_bits = 1u << 30;
+  auto serial = decode_coefficients_parallel(in, *parsed, opt);
+  if (!serial.ok() || serial->coefficients != img->coefficients ||
+      serial->warnings.size() != img->warnings.size()) {
+    __builtin_trap();
+  }
+  for (size_t i = 0; i < img->warnings.size(); ++i) {
+    if (serial->warnings[i].message() != img->warnings[i].message()) __builtin_trap();
+  }
   return 0;
 }

@@ -56,6 +56,54 @@ void build_lookup(const HuffmanSpec& spec, HuffmanLookup* t) {
 
 }  // namespace
 
+void EntropyDamageSummary::add(uint32_t segment, uint32_t damage) {
+  for (int k = 0; k < kKinds; ++k) {
+    if (!(damage & (1u << k))) continue;
+    first_segment[size_t(k)] = std::min(first_segment[size_t(k)], segment);
+    ++segments[size_t(k)];
+  }
+}
+
+std::vector<Error> entropy_damage_warnings(const BaselineJpeg& jpeg,
+                                           const EntropyDamageSummary& summary,
+                                           const std::string& stage) {
+  std::vector<Error> out;
+  auto where = [&](int kind) {
+    const uint32_t s = summary.first_segment[size_t(kind)];
+    const uint32_t more = summary.segments[size_t(kind)] - 1;
+    if (jpeg.segments.size() <= 1 || s >= jpeg.segments.size()) return std::string("in the scan");
+    const EntropySegment& seg = jpeg.segments[s];
+    std::string w = fmt::format("in restart interval {} (MCUs {}..{})", s, seg.first_mcu,
+                                seg.first_mcu + seg.mcu_count - 1);
+    if (more) w += fmt::format(" and {} more", more);
+    return w;
+  };
+  auto warn = [&](ErrorCode code, std::string reason) {
+    out.emplace_back(code, "jpeg", stage, std::move(reason), Severity::Warning);
+  };
+  if (summary.segments[2]) {
+    warn(ErrorCode::Truncated,
+         fmt::format("Premature end of JPEG data: the entropy-coded data ends before the last "
+                     "MCU {}", where(2)));
+  }
+  if (summary.segments[0]) {
+    warn(ErrorCode::CorruptData, fmt::format("Corrupt JPEG data: bad Huffman code {}", where(0)));
+  }
+  if (summary.segments[1]) {
+    warn(ErrorCode::CorruptData,
+         fmt::format("Corrupt JPEG data: a zero run past coefficient 63 {}", where(1)));
+  }
+  if (summary.segments[3]) {
+    warn(ErrorCode::CorruptData,
+         fmt::format("Corrupt JPEG data: {} extraneous bytes after the last MCU {}",
+                     summary.extraneous_bytes, where(3)));
+  }
+  if (summary.no_eoi) {
+    warn(ErrorCode::Truncated, "Premature end of JPEG file: no EOI marker after the scan");
+  }
+  return out;
+}
+
 ScanTables build_scan_tables(const BaselineJpeg& jpeg) {
   ScanTables t;
   for (size_t i = 0; i < 4; ++i) {
@@ -115,10 +163,9 @@ Result<Upsampling> chroma_upsampling(const BaselineJpeg& jpeg) {
   return Upsampling::H2V2;
 }
 
-Result<CoefficientImage> decode_coefficients_parallel(std::span<const uint8_t> data,
-                                                      const BaselineJpeg& jpeg,
-                                                      const ParallelDecodeOptions& options,
-                                                      ParallelDecodeStats* stats) {
+Result<ParallelDecodePlan> plan_parallel_decode(std::span<const uint8_t> data,
+                                                const BaselineJpeg& jpeg,
+                                                const ParallelDecodeOptions& options) {
   if (options.subsequence_bits < 8) {
     return decode_error(ErrorCode::InvalidArgument,
                         fmt::format("subsequence of {} bits (at least 8)", options.subsequence_bits));
@@ -126,50 +173,84 @@ Result<CoefficientImage> decode_coefficients_parallel(std::span<const uint8_t> d
   if (jpeg.blocks_per_mcu < 1 || jpeg.segments.empty() || jpeg.scan_end > data.size()) {
     return decode_error(ErrorCode::InvalidArgument, "the parsed picture does not match the data");
   }
-  CoefficientImage img;
-  img.component_count = jpeg.component_count;
-  uint64_t total = 0;
+  ParallelDecodePlan p;
+  p.component_count = jpeg.component_count;
   for (int c = 0; c < jpeg.component_count; ++c) {
     const FrameComponent& fc = jpeg.components[size_t(c)];
-    img.blocks_w[size_t(c)] = uint32_t(fc.stored_blocks_w);
-    img.blocks_h[size_t(c)] = uint32_t(fc.stored_blocks_h);
-    img.offset[size_t(c)] = total;
-    total += uint64_t(fc.stored_blocks_w) * uint64_t(fc.stored_blocks_h) * 64;
+    p.blocks_w[size_t(c)] = uint32_t(fc.stored_blocks_w);
+    p.blocks_h[size_t(c)] = uint32_t(fc.stored_blocks_h);
+    p.offset[size_t(c)] = p.coefficients;
+    p.coefficients += uint64_t(fc.stored_blocks_w) * uint64_t(fc.stored_blocks_h) * 64;
   }
-  if (total * sizeof(int16_t) > options.max_coefficient_bytes) {
+  if (p.coefficients * sizeof(int16_t) > options.max_coefficient_bytes) {
     return decode_error(ErrorCode::LimitExceeded,
                         fmt::format("{} coefficient bytes for {}x{} (limit {})",
-                                    total * sizeof(int16_t), jpeg.width, jpeg.height,
+                                    p.coefficients * sizeof(int16_t), jpeg.width, jpeg.height,
                                     options.max_coefficient_bytes));
   }
-  auto tables = std::make_unique<ScanTables>(build_scan_tables(jpeg));
-  const UnstuffedScan u = unstuff_scan(data, jpeg);
+  p.scan = unstuff_scan(data, jpeg);
+  const UnstuffedScan& u = p.scan;
   if (u.bytes.size() >= (size_t{1} << 29)) {  // bit positions are 32-bit
     return decode_error(ErrorCode::LimitExceeded,
                         fmt::format("{} bytes of entropy-coded data (under 512 MiB)", u.bytes.size()));
   }
-  const uint8_t* bytes = u.bytes.data();
-
-  // Step 1: segments and subsequences (plain arrays, as the kernels take them).
   const size_t nseg = jpeg.segments.size();
   const uint32_t bpm = uint32_t(jpeg.blocks_per_mcu);
-  std::vector<uint32_t> seg_end_bit(nseg), seg_first_sub(nseg + 1);
-  std::vector<uint32_t> sub_begin, sub_end, sub_seg;
+  p.seg_end_bit.resize(nseg);
+  p.seg_first_sub.resize(nseg + 1);
+  p.seg_slots.resize(nseg);
+  p.seg_first_block.resize(nseg);
   for (size_t s = 0; s < nseg; ++s) {
+    const EntropySegment& seg = jpeg.segments[s];
+    const uint64_t need = uint64_t(seg.mcu_count) * bpm * 64;
+    if (need > UINT32_MAX) {
+      return decode_error(ErrorCode::LimitExceeded,
+                          fmt::format("{} coefficients in one restart interval (under 2^32)", need));
+    }
+    p.seg_slots[s] = uint32_t(need);
+    p.seg_first_block[s] = uint64_t(seg.first_mcu) * bpm;
     const uint32_t b = u.segment_begin[s] * 8, e = u.segment_begin[s + 1] * 8;
-    seg_end_bit[s] = e;
-    seg_first_sub[s] = uint32_t(sub_begin.size());
+    p.seg_end_bit[s] = e;
+    p.seg_first_sub[s] = uint32_t(p.sub_begin.size());
     uint32_t at = b;
     do {  // at least one (possibly empty) subsequence per segment
       const uint32_t end = e - at > options.subsequence_bits ? at + options.subsequence_bits : e;
-      sub_begin.push_back(at);
-      sub_end.push_back(end);
-      sub_seg.push_back(uint32_t(s));
+      p.sub_begin.push_back(at);
+      p.sub_end.push_back(end);
+      p.sub_seg.push_back(uint32_t(s));
       at = end;
     } while (at < e);
+    for (uint32_t m = 0; m < seg.mcu_count; m += kDcChunkMcus) {
+      p.chunk_first_block.push_back(uint64_t(seg.first_mcu + m) * bpm);
+      p.chunk_blocks.push_back(std::min(kDcChunkMcus, seg.mcu_count - m) * bpm);
+      p.chunk_resets.push_back(m == 0);
+    }
   }
+  p.seg_first_sub[nseg] = uint32_t(p.sub_begin.size());
+  return p;
+}
+
+Result<CoefficientImage> decode_coefficients_parallel(std::span<const uint8_t> data,
+                                                      const BaselineJpeg& jpeg,
+                                                      const ParallelDecodeOptions& options,
+                                                      ParallelDecodeStats* stats) {
+  // Step 1: segments and subsequences (plain arrays, as the kernels take them).
+  PIXPATH_TRY(const ParallelDecodePlan plan, plan_parallel_decode(data, jpeg, options));
+  CoefficientImage img;
+  img.component_count = plan.component_count;
+  img.blocks_w = plan.blocks_w;
+  img.blocks_h = plan.blocks_h;
+  img.offset = plan.offset;
+  const uint64_t total = plan.coefficients;
+  auto tables = std::make_unique<ScanTables>(build_scan_tables(jpeg));
+  const uint8_t* bytes = plan.scan.bytes.data();
+  const size_t nseg = jpeg.segments.size();
+  const std::vector<uint32_t>& seg_end_bit = plan.seg_end_bit;
+  const std::vector<uint32_t>& seg_first_sub = plan.seg_first_sub;
+  const std::vector<uint32_t>& sub_begin = plan.sub_begin;
+  const std::vector<uint32_t>& sub_end = plan.sub_end;
+  const std::vector<uint32_t>& sub_seg = plan.sub_seg;
   const size_t nsub = sub_begin.size();
-  seg_first_sub[nseg] = uint32_t(nsub);
 
   // Step 2: speculative decode of every subsequence from its first bit.
   std::vector<DecodeState> start(nsub), end(nsub);
@@ -223,55 +304,42 @@ Result<CoefficientImage> decode_coefficients_parallel(std::span<const uint8_t> d
 
   // Step 4: exclusive prefix sum of the slot counts within each segment.
   std::vector<uint32_t> first_slot(nsub);
+  std::vector<uint64_t> seg_slot_sum(nseg);
   for (size_t s = 0; s < nseg; ++s) {
-    const EntropySegment& seg = jpeg.segments[s];
-    const uint64_t need = uint64_t(seg.mcu_count) * bpm * 64;
-    if (need > UINT32_MAX) {
-      return decode_error(ErrorCode::LimitExceeded,
-                          fmt::format("{} coefficients in one restart interval (under 2^32)", need));
-    }
     uint64_t sum = 0;
     for (uint32_t j = seg_first_sub[s]; j < seg_first_sub[s + 1]; ++j) {
       first_slot[j] = uint32_t(std::min<uint64_t>(sum, UINT32_MAX));
       sum += slots[j];
     }
-    if (sum < need) {
-      return decode_error(
-          ErrorCode::Truncated,
-          fmt::format("restart interval {} (MCUs {}..{}) ends after {} of its {} coefficients "
-                      "(truncated or corrupt entropy data)", s, seg.first_mcu,
-                      seg.first_mcu + seg.mcu_count - 1, sum, need));
-    }
+    seg_slot_sum[s] = sum;  // below the segment's blocks x 64: it ends early (step 5's checks)
   }
 
-  // Step 5: write-out from the synchronised states.
+  // Step 5: write-out from the synchronised states, and the damage checks per segment (the
+  // OR of its subsequences' damage, as the GPU's write kernel ORs it per segment).
   img.coefficients.assign(total, 0);
-  for (size_t j = 0; j < nsub; ++j) {
-    const size_t s = sub_seg[j];
-    const EntropySegment& seg = jpeg.segments[s];
-    const uint32_t seg_slots = seg.mcu_count * bpm * 64;
-    const WriteResult w = write_subsequence(
-        *tables, bytes, start[j], sub_end[j], seg_end_bit[s], first_slot[j], seg_slots,
-        uint64_t(seg.first_mcu) * bpm, kZigzagToNatural.data(), img.coefficients.data());
-    if (w.first_invalid_slot != 0xFFFFFFFFu) {
-      const uint64_t block = uint64_t(seg.first_mcu) * bpm + w.first_invalid_slot / 64;
-      return decode_error(ErrorCode::CorruptData,
-                          fmt::format("no Huffman code matches the bits of MCU {} (restart "
-                                      "interval {})", block / bpm, s));
+  EntropyDamageSummary damage;
+  for (size_t s = 0; s < nseg; ++s) {
+    const uint32_t seg_slots = plan.seg_slots[s];
+    uint32_t d = slot_sum_damage(seg_slot_sum[s], seg_slots);
+    for (uint32_t j = seg_first_sub[s]; j < seg_first_sub[s + 1]; ++j) {
+      const WriteResult w = write_subsequence(
+          *tables, bytes, start[j], sub_end[j], seg_end_bit[s], first_slot[j], seg_slots,
+          plan.seg_first_block[s], kZigzagToNatural.data(), img.coefficients.data());
+      const uint32_t sd = subsequence_damage(w, seg_end_bit[s]);
+      if (sd & kDamageExtraBytes) {
+        damage.extraneous_bytes += extraneous_bytes(w.last_block_end_bit, seg_end_bit[s]);
+      }
+      d |= sd;
     }
+    damage.add(uint32_t(s), d);
   }
+  damage.no_eoi = !jpeg.has_eoi;
+  img.warnings = entropy_damage_warnings(jpeg, damage, "parallel decode");
 
   // Step 6: DC prediction, in chunks of kDcChunkMcus MCUs within each restart interval.
-  std::vector<uint64_t> chunk_first_block;
-  std::vector<uint32_t> chunk_blocks;
-  std::vector<uint8_t> chunk_resets;
-  for (const EntropySegment& seg : jpeg.segments) {
-    for (uint32_t m = 0; m < seg.mcu_count; m += kDcChunkMcus) {
-      chunk_first_block.push_back(uint64_t(seg.first_mcu + m) * bpm);
-      chunk_blocks.push_back(std::min(kDcChunkMcus, seg.mcu_count - m) * bpm);
-      chunk_resets.push_back(m == 0);
-    }
-  }
+  const std::vector<uint64_t>& chunk_first_block = plan.chunk_first_block;
+  const std::vector<uint32_t>& chunk_blocks = plan.chunk_blocks;
+  const std::vector<uint8_t>& chunk_resets = plan.chunk_resets;
   const size_t nchunks = chunk_blocks.size();
   std::vector<std::array<uint32_t, 4>> sums(nchunks), prefix(nchunks);
   for (size_t k = 0; k < nchunks; ++k) {  // 6a

@@ -7,7 +7,9 @@
 
 #include "pixpath/codecs/jpeg_idct_kernels.h"
 
+#include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <random>
 #include <string>
 #include <vector>
@@ -170,6 +172,7 @@ std::string compare_with_libjpeg(const std::vector<uint8_t>& file, uint32_t subs
   opt.subsequence_bits = subsequence_bits;
   auto img = decode_coefficients_parallel(file, *parsed, opt, stats);
   if (!img.ok()) return "decode: " + img.error().message();
+  if (!img->warnings.empty()) return "intact data reported as damaged: " + img->warnings[0].message();
   if (img->component_count != ref.components) return "component count";
   for (int c = 0; c < ref.components; ++c) {
     const int wib = ref.width_in_blocks[size_t(c)], hib = ref.height_in_blocks[size_t(c)];
@@ -341,6 +344,36 @@ TEST(JpegParallelDecode, SynchronisationIsExercised) {
   EXPECT_EQ(st2.sync_rounds, 0);
 }
 
+// Step 1's arrays (what the GPU decoder uploads): every segment covered by its subsequences
+// without gaps, slots and DC chunks per segment; its limits.
+TEST(JpegParallelDecode, PlanCoversEverySegment) {
+  const auto file = encode(screen_pixels(100, 60, 3, 4), 100, 60, options_for(k420, 80, 2));
+  auto j = parse_baseline_jpeg(file);
+  ASSERT_TRUE(j.ok());
+  auto p = plan_parallel_decode(file, *j, ParallelDecodeOptions{40});
+  ASSERT_TRUE(p.ok()) << p.error().message();
+  ASSERT_EQ(p->seg_first_sub.size(), j->segments.size() + 1);
+  for (size_t s = 0; s < j->segments.size(); ++s) {
+    uint32_t at = p->scan.segment_begin[s] * 8;
+    for (uint32_t k = p->seg_first_sub[s]; k < p->seg_first_sub[s + 1]; ++k) {
+      EXPECT_EQ(p->sub_begin[k], at);
+      EXPECT_EQ(p->sub_seg[k], s);
+      EXPECT_LE(p->sub_end[k] - p->sub_begin[k], 40u);
+      at = p->sub_end[k];
+    }
+    EXPECT_EQ(at, p->seg_end_bit[s]);
+    EXPECT_EQ(p->seg_slots[s], j->segments[s].mcu_count * uint32_t(j->blocks_per_mcu) * 64);
+  }
+  EXPECT_EQ(p->chunk_blocks.size(), j->segments.size());  // 2 MCUs an interval: one chunk each
+  EXPECT_EQ(p->coefficients, p->offset[2] + uint64_t(p->blocks_w[2]) * p->blocks_h[2] * 64);
+  auto small = plan_parallel_decode(file, *j, ParallelDecodeOptions{7});
+  ASSERT_FALSE(small.ok());
+  EXPECT_EQ(small.error().code(), ErrorCode::InvalidArgument);
+  auto limited = plan_parallel_decode(file, *j, ParallelDecodeOptions{1024, 1000});
+  ASSERT_FALSE(limited.ok());
+  EXPECT_EQ(limited.error().code(), ErrorCode::LimitExceeded);
+}
+
 TEST(JpegParallelDecode, UnstuffsAndCutsAtRestartMarkers) {
   // Noise at quality 100 has many 0xFF bytes in its entropy data.
   const auto px = noise_pixels(64, 64, 1, 2);
@@ -399,6 +432,10 @@ TEST(JpegParallelDecode, FuzzRegressionsMatchTheSerialDecode) {
       ASSERT_EQ(par.ok(), serial.ok()) << name << " " << bits << " bits";
       if (par.ok()) {
         EXPECT_EQ(par->coefficients, serial->coefficients) << name << " " << bits << " bits";
+        ASSERT_EQ(par->warnings.size(), serial->warnings.size()) << name << " " << bits << " bits";
+        for (size_t k = 0; k < par->warnings.size(); ++k) {
+          EXPECT_EQ(par->warnings[k].message(), serial->warnings[k].message());
+        }
       } else {
         EXPECT_EQ(par.error().code(), serial.error().code()) << par.error().message();
       }
@@ -406,6 +443,306 @@ TEST(JpegParallelDecode, FuzzRegressionsMatchTheSerialDecode) {
   }
   EXPECT_EQ(files, 1);
   EXPECT_TRUE(swept) << "no input needed the serial walk";
+}
+
+// --- Damaged entropy data: reported as warnings (issue 15: damaged files are never silent) ---
+
+// libjpeg-turbo's verdict on a file: the warning text of tjDecompress2 ("" when none), or
+// "error: ..." when it fails.
+std::string libjpeg_warning(const std::vector<uint8_t>& file) {
+  tjhandle t = tjInitDecompress();
+  int w = 0, h = 0, sub = 0, cs = 0;
+  std::string out;
+  if (tjDecompressHeader3(t, file.data(), (unsigned long)file.size(), &w, &h, &sub, &cs) != 0) {
+    out = std::string("error: ") + tjGetErrorStr2(t);
+  } else {
+    std::vector<uint8_t> px(size_t(w) * size_t(h) * 4);
+    const int pf = cs == TJCS_CMYK || cs == TJCS_YCCK ? TJPF_CMYK : TJPF_RGBA;
+    if (tjDecompress2(t, file.data(), (unsigned long)file.size(), px.data(), w, w * 4, h, pf, 0) != 0) {
+      out = (tjGetErrorCode(t) == TJERR_WARNING ? "" : "error: ") + std::string(tjGetErrorStr2(t));
+    }
+  }
+  tjDestroy(t);
+  return out;
+}
+
+std::string joined(const std::vector<Error>& warnings) {
+  std::string s;
+  for (const Error& w : warnings) s += (s.empty() ? "" : " | ") + w.message();
+  return s;
+}
+
+// Decodes at several subsequence sizes; every size must report the same warnings.
+std::vector<Error> parallel_warnings(const std::vector<uint8_t>& file, const BaselineJpeg& j) {
+  std::vector<Error> first;
+  bool have = false;
+  for (uint32_t bits : {8u, 24u, 64u, 1024u, 1u << 30}) {
+    auto img = decode_coefficients_parallel(file, j, ParallelDecodeOptions{bits});
+    EXPECT_TRUE(img.ok()) << img.error().message();
+    if (!img.ok()) return {};
+    if (!have) {
+      first = img->warnings;
+      have = true;
+    } else {
+      EXPECT_EQ(joined(img->warnings), joined(first)) << bits << " bits";
+    }
+  }
+  return first;
+}
+
+// The project's damaged files: what djpeg says of them, this decoder says too.
+TEST(JpegParallelDamage, DamagedFilesAreReported) {
+  const char* root = std::getenv("PIXPATH_TEST_DATA");
+  if (!root) GTEST_SKIP() << "PIXPATH_TEST_DATA is not set";
+  const std::string dir = std::string(root) + "/jpeg/";
+  {  // djpeg: "Corrupt JPEG data: 2 extraneous bytes before marker 0xd9". Its coefficients
+     // are libjpeg-turbo's; there are 4 whole bytes after the last MCU (libjpeg-turbo does not
+     // count the 2 already in its bit buffer), and one run goes past coefficient 63 (which
+     // libjpeg-turbo decodes without a word).
+    const auto file = testing::slurp(dir + "cjpeg-q75-bitflips.jpg");
+    ASSERT_NE(libjpeg_warning(file).find("2 extraneous bytes"), std::string::npos);
+    auto j = parse_baseline_jpeg(file);
+    ASSERT_TRUE(j.ok()) << j.error().message();
+    const auto w = parallel_warnings(file, *j);
+    ASSERT_EQ(w.size(), 2u) << joined(w);
+    for (const Error& e : w) {
+      EXPECT_EQ(e.code(), ErrorCode::CorruptData);
+      EXPECT_EQ(e.severity(), Severity::Warning);
+      EXPECT_EQ(e.subject(), "jpeg");
+      EXPECT_EQ(e.stage(), "parallel decode");
+    }
+    EXPECT_EQ(w[0].reason(), "Corrupt JPEG data: a zero run past coefficient 63 in the scan");
+    EXPECT_EQ(w[1].reason(), "Corrupt JPEG data: 4 extraneous bytes after the last MCU in the scan");
+    LibjpegCoefficients ref;
+    std::string err;
+    ASSERT_TRUE(libjpeg_read_coefficients(file, &ref, &err)) << err;
+    auto img = decode_coefficients_parallel(file, *j);
+    ASSERT_TRUE(img.ok());
+    for (int c = 0; c < ref.components; ++c) {
+      const size_t n = ref.planes[size_t(c)].size();
+      ASSERT_EQ(size_t(img->blocks_w[size_t(c)]) * img->blocks_h[size_t(c)] * 64, n);
+      EXPECT_TRUE(std::equal(ref.planes[size_t(c)].begin(), ref.planes[size_t(c)].end(),
+                             img->coefficients.begin() + std::ptrdiff_t(img->offset[size_t(c)])))
+          << "component " << c;
+    }
+  }
+  {  // djpeg: "Premature end of JPEG file"
+    const auto file = testing::slurp(dir + "cjpeg-q75-truncated.jpg");
+    ASSERT_NE(libjpeg_warning(file).find("Premature end"), std::string::npos);
+    auto j = parse_baseline_jpeg(file);
+    ASSERT_TRUE(j.ok()) << j.error().message();
+    const auto w = parallel_warnings(file, *j);
+    ASSERT_EQ(w.size(), 2u) << joined(w);
+    EXPECT_EQ(w[0].code(), ErrorCode::Truncated);
+    EXPECT_NE(w[0].reason().find("Premature end of JPEG data: the entropy-coded data ends before"),
+              std::string::npos) << w[0].message();
+    EXPECT_EQ(w[1].code(), ErrorCode::Truncated);
+    EXPECT_NE(w[1].reason().find("no EOI"), std::string::npos) << w[1].message();
+  }
+}
+
+// No false positives: every JPEG in tests/data (and the GPU self-test picture) that this
+// decoder takes is reported damaged exactly when libjpeg-turbo warns about it.
+TEST(JpegParallelDamage, AgreesWithLibjpegOnEveryFileOfTheProject) {
+  const char* root = std::getenv("PIXPATH_TEST_DATA");
+  if (!root) GTEST_SKIP() << "PIXPATH_TEST_DATA is not set";
+  std::vector<std::filesystem::path> files;
+  for (const auto& e : std::filesystem::recursive_directory_iterator(root)) {
+    if (e.is_regular_file()) files.push_back(e.path());
+  }
+  files.push_back(std::filesystem::path(root) / "../../src/cuda/data/selftest.jpg");
+  int taken = 0, intact = 0, damaged = 0;
+  for (const auto& path : files) {
+    const auto file = testing::slurp(path.string());
+    if (file.size() < 2 || file[0] != 0xFF || file[1] != 0xD8) continue;
+    auto j = parse_baseline_jpeg(file);
+    if (!j.ok()) continue;
+    ++taken;
+    const std::string lib = libjpeg_warning(file);
+    const auto w = parallel_warnings(file, *j);
+    EXPECT_EQ(w.empty(), lib.empty()) << path << ": libjpeg says '" << lib << "', we say '"
+                                      << joined(w) << "'";
+    (w.empty() ? intact : damaged)++;
+  }
+  EXPECT_GE(intact, 3) << "cjpeg-q75, cjpeg-440-q75, selftest";
+  EXPECT_GE(damaged, 2) << "the truncated and the bit-flipped file";
+  EXPECT_GE(taken, intact + damaged);
+}
+
+// A gray 8x8 baseline JPEG with hand-made tables, so each kind of damage can be written bit by
+// bit: DC table {0: "0"}; AC table {EOB: "00", 0x01: "01", ZRL: "10", 0xF1: "110"} ("111" is
+// no code). `bits` is the scan ("0"/"1" characters), padded with ones to a byte.
+std::vector<uint8_t> hand_made_gray(const std::string& bits, const std::vector<uint8_t>& extra = {},
+                                    bool eoi = true, int blocks = 1) {
+  std::vector<uint8_t> f = {0xFF, 0xD8,
+                            0xFF, 0xDB, 0x00, 0x43, 0x00};  // DQT: table 0, all ones
+  f.insert(f.end(), 64, 1);
+  const uint8_t sof[] = {0xFF, 0xC0, 0x00, 0x0B, 8, 0x00, 0x08, uint8_t(blocks * 8 >> 8),
+                         uint8_t(blocks * 8), 1, 1, 0x11, 0};
+  f.insert(f.end(), std::begin(sof), std::end(sof));
+  const uint8_t dht_dc[] = {0xFF, 0xC4, 0x00, 0x14, 0x00, 1, 0, 0, 0, 0, 0, 0, 0,
+                            0,    0,    0,    0,    0,    0, 0, 0, 0x00};
+  f.insert(f.end(), std::begin(dht_dc), std::end(dht_dc));
+  const uint8_t dht_ac[] = {0xFF, 0xC4, 0x00, 0x17, 0x10, 0, 3, 1, 0, 0, 0, 0, 0, 0,
+                            0,    0,    0,    0,    0,    0, 0, 0x00, 0x01, 0xF0, 0xF1};
+  f.insert(f.end(), std::begin(dht_ac), std::end(dht_ac));
+  const uint8_t sos[] = {0xFF, 0xDA, 0x00, 0x08, 1, 1, 0x00, 0, 63, 0};
+  f.insert(f.end(), std::begin(sos), std::end(sos));
+  std::string b = bits;
+  while (b.size() % 8) b += '1';
+  for (size_t i = 0; i < b.size(); i += 8) {
+    const uint8_t byte = uint8_t(std::stoi(b.substr(i, 8), nullptr, 2));
+    f.push_back(byte);
+    if (byte == 0xFF) f.push_back(0x00);
+  }
+  f.insert(f.end(), extra.begin(), extra.end());
+  if (eoi) {
+    f.push_back(0xFF);
+    f.push_back(0xD9);
+  }
+  return f;
+}
+
+TEST(JpegParallelDamage, EachKindOfDamage) {
+  // DC "0" (difference 0); AC: ZRL x3 (z = 48), 0x01 with bit "1" (z = 49), then EOB.
+  const std::string good = "0" "10" "10" "10" "01" "1" "00";
+  struct Case {
+    const char* what;
+    std::vector<uint8_t> file;
+    ErrorCode code;
+    const char* says;     // "" = intact
+    bool libjpeg_warns;   // libjpeg-turbo's verdict on the same file
+  };
+  const std::string ends = "Premature end of JPEG data: the entropy-coded data ends before the last MCU in the scan";
+  const std::string past = "Corrupt JPEG data: a zero run past coefficient 63 in the scan";
+  const Case cases[] = {
+      {"intact", hand_made_gray(good), ErrorCode::Internal, "", false},
+      // "111" is no code: both decoders skip 16 or 17 bits and read "00" (EOB) there.
+      {"bad code", hand_made_gray("0" "111" + std::string(13, '0') + "00"), ErrorCode::CorruptData,
+       "Corrupt JPEG data: bad Huffman code in the scan", true},
+      // 0xF1 at z = 49: coefficient 64. libjpeg-turbo writes it to 63 without a word.
+      {"run past 63", hand_made_gray("0" "10" "10" "10" "01" "1" "110" "1"), ErrorCode::CorruptData,
+       past.c_str(), false},
+      // ZRL at z = 49: 49 + 16 > 64.
+      {"ZRL past 63", hand_made_gray("0" "10" "10" "10" "01" "1" "10"), ErrorCode::CorruptData,
+       past.c_str(), false},
+      // 24 bits of whole codewords: DC, ZRL, seven 0x01: the block is at z = 23.
+      {"ends early", hand_made_gray("0" "10" "011011011011011011011"), ErrorCode::Truncated,
+       ends.c_str(), true},
+      // 8 bits: the last codeword "0?" needs a bit the data does not have.
+      {"ends inside a codeword", hand_made_gray("0" "10" "10" "10" "0"), ErrorCode::Truncated,
+       ends.c_str(), true},
+      // libjpeg-turbo has these bytes in its bit buffer already at the end of the scan and
+      // counts only what it has not read (before a restart marker it counts them).
+      {"extra bytes", hand_made_gray(good, {0x12, 0x34, 0x56}), ErrorCode::CorruptData,
+       "Corrupt JPEG data: 3 extraneous bytes after the last MCU in the scan", false},
+      {"no EOI", hand_made_gray(good, {}, false), ErrorCode::Truncated,
+       "Premature end of JPEG file: no EOI marker after the scan", true},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.what);
+    EXPECT_EQ(!libjpeg_warning(c.file).empty(), c.libjpeg_warns) << libjpeg_warning(c.file);
+    auto j = parse_baseline_jpeg(c.file);
+    ASSERT_TRUE(j.ok()) << j.error().message();
+    const auto w = parallel_warnings(c.file, *j);
+    if (std::string(c.says).empty()) {
+      EXPECT_TRUE(w.empty()) << joined(w);
+      continue;
+    }
+    ASSERT_EQ(w.size(), 1u) << joined(w);
+    EXPECT_EQ(w[0].code(), c.code);
+    EXPECT_EQ(w[0].reason(), c.says);
+  }
+  // The intact block decodes to what libjpeg reads: DC 0, coefficient 49 (zigzag) = 1.
+  const auto file = hand_made_gray(good);
+  auto j = parse_baseline_jpeg(file);
+  ASSERT_TRUE(j.ok());
+  auto img = decode_coefficients_parallel(file, *j);
+  ASSERT_TRUE(img.ok());
+  for (int k = 0; k < 64; ++k) {
+    EXPECT_EQ(img->block(0, 0, 0)[kZigzagToNatural[size_t(k)]], k == 49 ? 1 : 0) << k;
+  }
+  LibjpegCoefficients ref;
+  std::string err;
+  ASSERT_TRUE(libjpeg_read_coefficients(file, &ref, &err)) << err;
+  EXPECT_EQ(std::vector<int16_t>(img->block(0, 0, 0), img->block(0, 0, 0) + 64), ref.planes[0]);
+}
+
+// Synchronisation that does not converge is no damage by itself: blocks of "0" (DC difference
+// 0) + "00" (EOB) in 3-bit steps, cut into 8-bit subsequences, never resynchronise from a wrong
+// phase (every pattern decodes and keeps its phase), so the rounds give up and the serial walk
+// finishes; the data is intact and nothing is reported.
+TEST(JpegParallelDamage, UnconvergedSynchronisationIsNotDamage) {
+  std::string bits;
+  for (int b = 0; b < 400; ++b) bits += "000";
+  const auto file = hand_made_gray(bits, {}, true, 400);
+  EXPECT_EQ(libjpeg_warning(file), "");
+  auto j = parse_baseline_jpeg(file);
+  ASSERT_TRUE(j.ok()) << j.error().message();
+  ParallelDecodeStats st;
+  auto img = decode_coefficients_parallel(file, *j, ParallelDecodeOptions{8}, &st);
+  ASSERT_TRUE(img.ok()) << img.error().message();
+  EXPECT_TRUE(st.serial_sweep) << st.sync_rounds << " rounds";
+  EXPECT_TRUE(img->warnings.empty()) << joined(img->warnings);
+  LibjpegCoefficients ref;
+  std::string err;
+  ASSERT_TRUE(libjpeg_read_coefficients(file, &ref, &err)) << err;
+  EXPECT_EQ(img->coefficients, ref.planes[0]);
+}
+
+// Random damage in encoded pictures (bytes changed, bits flipped, cut short), with and without
+// restart intervals: whenever libjpeg-turbo warns, this decoder warns too (up to the first
+// damage both decode the same codewords). This decoder also reports damage libjpeg-turbo
+// decodes without a word: a run past coefficient 63; a bad Huffman code met by its fast path
+// (jdhuff.c HUFF_DECODE_FAST makes it symbol 0 silently); whole bytes after an interval's last
+// MCU that its bit buffer had already read (it counts only bytes it has not). Those are
+// CorruptData; a premature end is seen by both.
+TEST(JpegParallelDamage, NeverSilentWhereLibjpegWarns) {
+  const auto px = screen_pixels(120, 72, 3, 21);
+  std::mt19937 rng(5);
+  int libjpeg_warned = 0, we_warned = 0, only_ours = 0;
+  for (const Sampling& s : {k420, k444, kGray}) {
+    for (int restart : {0, 3}) {
+      const auto spx = s.components == 1 ? screen_pixels(120, 72, 1, 21) : px;
+      const auto file = encode(spx, 120, 72, options_for(s, 20 + 30 * restart, restart));
+      auto good = parse_baseline_jpeg(file);
+      ASSERT_TRUE(good.ok());
+      for (int trial = 0; trial < 150; ++trial) {
+        auto bad = file;
+        const size_t span = good->scan_end - good->scan_begin;
+        if (trial % 3 == 0) {
+          bad[good->scan_begin + rng() % span] ^= uint8_t(1u << (rng() % 8));
+        } else if (trial % 3 == 1) {
+          bad[good->scan_begin + rng() % span] = uint8_t(rng());
+        } else {
+          bad.resize(good->scan_begin + rng() % span);
+        }
+        auto p = parse_baseline_jpeg(bad);
+        if (!p.ok()) continue;  // e.g. a changed byte made a marker: libjpeg resyncs, we refuse
+        const std::string lib = libjpeg_warning(bad);
+        if (lib.rfind("error: ", 0) == 0) continue;
+        auto img = decode_coefficients_parallel(bad, *p, ParallelDecodeOptions{8 + uint32_t(trial % 200)});
+        ASSERT_TRUE(img.ok()) << img.error().message();
+        libjpeg_warned += !lib.empty();
+        we_warned += !img->warnings.empty();
+        if (!lib.empty()) {
+          EXPECT_FALSE(img->warnings.empty()) << s.name << " restart " << restart << " trial "
+                                              << trial << ": libjpeg says " << lib;
+        } else if (!img->warnings.empty()) {
+          ++only_ours;
+          for (const Error& w : img->warnings) {
+            EXPECT_EQ(w.code(), ErrorCode::CorruptData) << joined(img->warnings);
+          }
+        } else {
+          // Both silent: the change was harmless to the code stream's structure.
+        }
+      }
+    }
+  }
+  EXPECT_GT(libjpeg_warned, 300);
+  EXPECT_GE(we_warned, libjpeg_warned);
+  std::printf("damaged pictures: libjpeg-turbo warned on %d, this decoder on %d (%d that "
+              "libjpeg-turbo decodes silently)\n", libjpeg_warned, we_warned, only_ours);
 }
 
 Error parse_error_of(const std::vector<uint8_t>& file) {
@@ -495,9 +832,13 @@ TEST(JpegBaselineParse, BrokenInputIsAnErrorNeverACrash) {
         continue;
       }
       auto img = decode_coefficients_parallel(cut, *p, ParallelDecodeOptions{64});
+      ASSERT_TRUE(img.ok()) << "cut at " << n << ": " << img.error().message();
+      // Every cut lacks EOI at least; one in the scan's first half ends before the last MCU.
+      ASSERT_FALSE(img->warnings.empty()) << "cut at " << n;
+      EXPECT_EQ(img->warnings[0].code(), ErrorCode::Truncated) << img->warnings[0].message();
       if (early) {
-        ASSERT_FALSE(img.ok()) << "cut at " << n;
-        EXPECT_EQ(img.error().code(), ErrorCode::Truncated) << img.error().message();
+        EXPECT_NE(img->warnings[0].reason().find("ends before the last MCU"), std::string::npos)
+            << "cut at " << n << ": " << img->warnings[0].message();
       }
     }
   }
@@ -536,11 +877,12 @@ TEST(JpegBaselineParse, BrokenInputIsAnErrorNeverACrash) {
     auto p = parse_baseline_jpeg(bad);
     if (!p.ok()) continue;
     auto img = decode_coefficients_parallel(bad, *p, ParallelDecodeOptions{8 + uint32_t(trial % 64)});
-    if (!img.ok()) {
-      EXPECT_TRUE(img.error().code() == ErrorCode::CorruptData ||
-                  img.error().code() == ErrorCode::Truncated)
-          << img.error().message();
-      EXPECT_EQ(img.error().stage(), "parallel decode");
+    ASSERT_TRUE(img.ok()) << img.error().message();
+    for (const Error& w : img->warnings) {
+      EXPECT_TRUE(w.code() == ErrorCode::CorruptData || w.code() == ErrorCode::Truncated)
+          << w.message();
+      EXPECT_EQ(w.stage(), "parallel decode");
+      EXPECT_EQ(w.severity(), Severity::Warning);
     }
   }
 }

@@ -23,6 +23,7 @@
 #include "driver_info.h"
 #include "pixpath/core/result.h"
 #include "pixpath/core/thread_annotations.h"
+#include "own_jpeg_decode.h"
 #include "plane_buffers.h"
 #include "self_test.h"
 
@@ -76,6 +77,8 @@ struct Slot {
   // waits for it); `converted` on the texture stream after the conversion read them (`stream`
   // waits for it before the next picture overwrites them).
   cudaEvent_t decoded = nullptr, converted = nullptr;
+  // pixpath's own decoder's buffers (grow-only), made on the slot's first own-decoder picture.
+  std::unique_ptr<own_jpeg::DeviceBuffers> own;
 };
 
 struct TextureRegistration {

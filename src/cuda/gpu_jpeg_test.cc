@@ -384,6 +384,73 @@ TEST_F(GpuJpegTest, BatchToDeviceEqualsSingleDecodes) {
   for (size_t i = 0; i < again.size(); ++i) EXPECT_EQ(again[i].ok(), i != 6) << i;
 }
 
+// pixpath's own decoder on the GPU route (PIXPATH_CUDA_OWN_JPEG=1, off by default): exactly the
+// CPU path's pixels, no warnings on intact pictures, the damaged file reported through both
+// warning channels (decode_to_host, GpuDecodeJob::warnings); progressive gray, which it does not
+// take, still decoded (nvJPEG) within 1.
+TEST_F(GpuJpegTest, OwnDecoderRouteIsExactAndReportsDamage) {
+  struct EnvGuard {
+    EnvGuard() { setenv("PIXPATH_CUDA_OWN_JPEG", "1", 1); }
+    ~EnvGuard() { unsetenv("PIXPATH_CUDA_OWN_JPEG"); }
+  } env;
+  int pictures = 0;
+  // (4:4:0 is refused by the route before any decoder: docs/exactness.md.)
+  for (auto [hs, vs, gray] : {std::tuple{1, 1, false}, std::tuple{2, 1, false}, std::tuple{2, 2, false},
+                              std::tuple{1, 1, true}}) {
+    for (int q : {5, 30, 75, 95}) {
+      for (int restart : {0, 2}) {
+        const int w = 301 + q, h = 157 + 3 * q;
+        auto px = screen_like(w, h, unsigned(q));
+        const auto jpeg = encode(gray ? to_gray(px) : px, w, h, {hs, vs, gray, q, restart});
+        auto r = dec().decode_to_host(jpeg, {});
+        ASSERT_TRUE(r.ok()) << r.error().message();
+        EXPECT_TRUE(r->warnings.empty()) << r->warnings[0].message();
+        auto view = r->picture.read();
+        ASSERT_TRUE(view.ok());
+        const auto ref = reference_rgba(jpeg, w, h);
+        const auto d = diff(view->plane(0).data, view->plane(0).stride, ref.data(), size_t(w) * 4, w, h);
+        EXPECT_EQ(std::max({d.max[0], d.max[1], d.max[2], d.max[3]}), 0)
+            << hs << "x" << vs << (gray ? " gray" : "") << " q" << q << " restart " << restart << ": " << d.str();
+        ++pictures;
+      }
+    }
+  }
+  std::printf("own decoder route: %d pictures, exact\n", pictures);
+  const char* root = std::getenv("PIXPATH_TEST_DATA");
+  if (!root) GTEST_SKIP() << "PIXPATH_TEST_DATA is not set (the damaged files)";
+  auto slurp = [&](const char* name) {
+    std::vector<uint8_t> v;
+    if (FILE* f = std::fopen((std::string(root) + "/jpeg/" + name).c_str(), "rb")) {
+      for (int c; (c = std::fgetc(f)) != EOF;) v.push_back(uint8_t(c));
+      std::fclose(f);
+    }
+    return v;
+  };
+  const auto flipped = slurp("cjpeg-q75-bitflips.jpg"), intact = slurp("cjpeg-q75.jpg");
+  ASSERT_FALSE(flipped.empty());
+  auto r = dec().decode_to_host(flipped, {});
+  ASSERT_TRUE(r.ok()) << r.error().message();
+  ASSERT_FALSE(r->warnings.empty()) << "the bit-flipped file went through silently";
+  EXPECT_EQ(r->warnings[0].code(), ErrorCode::CorruptData);
+  EXPECT_EQ(r->warnings[0].severity(), Severity::Warning);
+  std::vector<Error> w_flipped, w_intact;
+  std::vector<GpuDecodeJob> jobs = {{flipped, {}, &w_flipped}, {intact, {}, &w_intact}};
+  auto batch = dec().decode_batch_to_device(jobs);
+  ASSERT_EQ(batch.size(), 2u);
+  ASSERT_TRUE(batch[0].ok() && batch[1].ok());
+  EXPECT_FALSE(w_flipped.empty());
+  EXPECT_TRUE(w_intact.empty());
+  const auto prog = slurp("cjpeg-gray-progressive-q75.jpg");
+  auto pr = dec().decode_to_host(prog, {});
+  ASSERT_TRUE(pr.ok()) << pr.error().message();
+  const int pw = pr->picture.width(), ph = pr->picture.height();
+  auto pv = pr->picture.read();
+  ASSERT_TRUE(pv.ok());
+  const auto pref = reference_rgba(prog, pw, ph);
+  const auto pd = diff(pv->plane(0).data, pv->plane(0).stride, pref.data(), size_t(pw) * 4, pw, ph);
+  EXPECT_LE(std::max({pd.max[0], pd.max[1], pd.max[2]}), 1) << pd.str();
+}
+
 TEST_F(GpuJpegTest, TenThousandDecodesKeepDeviceMemoryFlat) {
   auto rgb = screen_like(640, 480, 21);
   const auto jpeg = encode(rgb, 640, 480, {2, 2, false, 75});

@@ -124,6 +124,7 @@ Result<BatchState*> NvjpegEngine::batch_decode(const abi::DecodeRequest* request
   for (size_t i = 0; i < count; ++i) {
     const auto& r = requests[i];
     if (r.alpha_offset >= 0 || (r.backend != kBackendAuto && r.backend != kBackendHardware)) continue;
+    if (r.own) continue;  // pixpath's own decoder: one by one (it reports damaged data)
     nvjpegJpegStream_t js = b.streams[i];
     auto p = parse(d_->hw_handle, js, r.data, r.size, r, /*header_only=*/true);
     if (!p) {

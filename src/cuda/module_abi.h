@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "own_jpeg_input.h"
 #include "pixpath/core/result.h"
 
 namespace pixpath::cuda::abi {
@@ -24,7 +25,8 @@ namespace pixpath::cuda::abi {
 // 2: copy_to_textures and the fence calls (the paint engine's GPU path).
 // 3: decode_to_texture returns a fence; decode_batch_to_device (the paint engine's GPU thread).
 // 4: prepare_texture (registration at window creation, not at the first write).
-inline constexpr int kAbiVersion = 4;
+// 5: DecodeRequest::own / own_damage (pixpath's own decoder, plain data made by the loader).
+inline constexpr int kAbiVersion = 5;
 inline constexpr const char* kEntryPoint = "pixpath_cuda_module_v1";
 
 struct EngineOptions {
@@ -41,6 +43,12 @@ struct DecodeRequest {
   int backend = 0;            // GpuBackend
   int max_width = 0, max_height = 0;
   uint64_t max_pixels = 0;
+  // Non-null: decode the colour JPEG with pixpath's own decoder from this input (made by the
+  // loader with make_own_jpeg_input; alive for the call) instead of nvJPEG, and write what it
+  // found about damaged entropy data to *own_damage (when non-null). Never batched on the
+  // hardware engines. The loader sets it only without jpega alpha.
+  const own_jpeg::OwnJpegInput* own = nullptr;
+  own_jpeg::DamageWords* own_damage = nullptr;
 };
 
 struct ImageHeader {

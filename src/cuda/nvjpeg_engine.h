@@ -110,6 +110,9 @@ class NvjpegEngine final : public abi::Engine {
                                                      const abi::DecodeRequest& r, PlaneSet& planes,
                                                      const std::function<Result<void>()>& before_host);
   // Colour (and, for jpega, alpha) planes of one request.
+  // pixpath's own decoder (r.own): planes into the slot's own buffers, s.color pointed at them.
+  Result<ParsedImage> decode_own(Slot& s, const abi::DecodeRequest& r,
+                                 const std::function<Result<void>()>& before_host);
   Result<ParsedImage> decode_all(Slot& s, const abi::DecodeRequest& r,
                                  const std::function<Result<void>()>& before_host);
   ConvertJob convert_job(Slot& s, const ParsedImage& img, const abi::DecodeRequest& r);

@@ -9,8 +9,13 @@
 //
 // What still waits on the host (to be removed before it is routed): each synchronisation
 // round reads a changed-count back (one stream synchronisation per round, 1-2 rounds
-// usually, at most kMaxSyncRounds + 1 before a serial walk), and the end reads the error flags
-// back.
+// usually, at most kMaxSyncRounds + 1 before a serial walk), and the end reads the damage
+// words back (in the same copy and synchronisation that ends the decode).
+//
+// Damaged entropy data (a bit flip, a cut: jpeg_entropy_kernels.h, subsequence_damage) is not
+// an error: the kernels flag it per segment while they write the coefficients, and the decode
+// returns its planes with PlanesOut::warnings, the same warnings the CPU reference gives
+// (entropy_damage_warnings; stage "own gpu decode").
 //
 // Threading: a DeviceBuffers and its stream belong to one thread at a time.
 // Ownership: DeviceBuffers owns its device and pinned memory (grow-only); PlanesOut points
@@ -22,8 +27,10 @@
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <vector>
 
 #include "pixpath/codecs/jpeg_baseline_parse.h"
+#include "own_jpeg_input.h"
 #include "pixpath/codecs/jpeg_idct_kernels.h"
 #include "pixpath/core/result.h"
 
@@ -34,7 +41,8 @@ class DeviceBuffers {
   enum Slot {
     kTables, kBytes, kSubBegin, kSubEnd, kSubSeg, kSegEndBit, kSegFirstSub, kSegFirstBlock,
     kSegSlots, kStart, kEndA, kEndB, kSlots, kScan, kFirstSlot, kCoefficients, kPlanes,
-    kFlags, kQuant, kChunkFirstBlock, kChunkBlocks, kChunkResets, kDcSums, kDcPrefix, kSlotCount
+    kFlags, kQuant, kChunkFirstBlock, kChunkBlocks, kChunkResets, kDcSums, kDcPrefix,
+    kSegDamage, kSlotCount
   };
   DeviceBuffers() = default;
   DeviceBuffers(const DeviceBuffers&) = delete;
@@ -80,15 +88,25 @@ struct PlanesOut {
   uint64_t coefficient_offset[4] = {};
   const uint8_t* plane[4] = {};
   int pitch[4] = {};
+  // Damaged entropy data (Severity::Warning; Truncated or CorruptData); empty when intact.
+  std::vector<Error> warnings;
 };
 
 // Decodes the scan of `jpeg` (parsed from `data`) into planes on `stream`; returns after the
-// stream has finished (the host reads the error flags). Errors: subject "jpeg", stage
-// "own gpu decode".
+// stream has finished (the host reads the damage words). Errors (CUDA failures, sizes): subject
+// "jpeg", stage "own gpu decode"; damaged data: PlanesOut::warnings.
 Result<PlanesOut> decode_to_planes(std::span<const uint8_t> data,
                                    const codecs::jpeg::BaselineJpeg& jpeg, const Options& options,
                                    DeviceBuffers& buffers, cudaStream_t stream,
                                    Report* report = nullptr);
+
+// The same decode from plain data (own_jpeg_input.h; what the GPU module, which links no pixpath
+// library, would take across its ABI): uses no pixpath_codecs function (own_jpeg_run.cc), and
+// returns the damage as words (DamageWords; damage_warnings() makes the warnings), PlanesOut's
+// warnings left empty. decode_to_planes is make-the-input + this + the warnings.
+Result<PlanesOut> decode_input_to_planes(const OwnJpegInput& input, const Options& options,
+                                         DeviceBuffers& buffers, cudaStream_t stream,
+                                         Report* report = nullptr, DamageWords* damage = nullptr);
 
 // Queues planes -> RGBA (width x height, rgba_pitch bytes per row) on `stream`. Gray and
 // YCbCr pictures with 4:4:4, 4:2:2, 4:4:0 and 4:2:0 sampling (chroma_upsampling's refusals).

@@ -102,24 +102,46 @@ __global__ void first_slot_kernel(SubsequenceArrays a, const uint64_t* excl, uin
   first_slot[j] = v > 0xFFFFFFFFull ? 0xFFFFFFFFu : uint32_t(v);
 }
 
-__global__ void check_kernel(SubsequenceArrays a, const uint64_t* excl, uint32_t* flags) {
+// Initialises every segment's damage word (no memset needed).
+__global__ void check_kernel(SubsequenceArrays a, const uint64_t* excl, uint32_t* seg_damage) {
   const uint32_t s = blockIdx.x * blockDim.x + threadIdx.x;
   if (s >= a.segments) return;
   const uint64_t total = excl[a.seg_first_sub[s + 1]] - excl[a.seg_first_sub[s]];
-  if (total < a.seg_slots[s]) atomicMin(&flags[kFlagTruncatedSegment], s);
+  seg_damage[s] = codecs::jpeg::slot_sum_damage(total, a.seg_slots[s]);
 }
 
 __global__ void write_kernel(const ScanTables* tables, const uint8_t* bytes, SubsequenceArrays a,
-                             const DecodeState* start, const uint32_t* first_slot, int16_t* out,
-                             uint32_t* flags) {
+                            const DecodeState* start, const uint32_t* first_slot, int16_t* out,
+                            uint32_t* seg_damage, uint32_t* flags) {
   const ScanTables& t = shared_tables(tables);
   const uint32_t j = blockIdx.x * blockDim.x + threadIdx.x;
   if (j >= a.count) return;
   const uint32_t s = a.segment[j];
+  const uint32_t seg_end = a.seg_end_bit[s];
   const WriteResult w = codecs::jpeg::write_subsequence(
-      t, bytes, start[j], a.end[j], a.seg_end_bit[s], first_slot[j], a.seg_slots[s],
+      t, bytes, start[j], a.end[j], seg_end, first_slot[j], a.seg_slots[s],
       a.seg_first_block[s], c_natural, out);
-  if (w.first_invalid_slot != 0xFFFFFFFFu) atomicMin(&flags[kFlagInvalidSegment], s);
+  const uint32_t d = codecs::jpeg::subsequence_damage(w, seg_end);
+  if (d) {
+    atomicOr(&seg_damage[s], d);
+    if (d & codecs::jpeg::kDamageExtraBytes) {
+      atomicAdd(&flags[kFlagExtraBytes], codecs::jpeg::extraneous_bytes(w.last_block_end_bit, seg_end));
+    }
+  }
+}
+
+// Per segment: its damage into the summary words (first segment and count per kind).
+__global__ void damage_kernel(uint32_t segments, const uint32_t* seg_damage, uint32_t* flags) {
+  const uint32_t s = blockIdx.x * blockDim.x + threadIdx.x;
+  if (s >= segments) return;
+  const uint32_t d = seg_damage[s];
+  if (!d) return;
+  for (int k = 0; k < 4; ++k) {
+    if (d & (1u << k)) {
+      atomicMin(&flags[kFlagFirstSegment + k], s);
+      atomicAdd(&flags[kFlagSegments + k], 1u);
+    }
+  }
 }
 
 __global__ void dc_sums_kernel(const ScanTables* tables, DcChunks ch, const int16_t* out,
@@ -247,20 +269,21 @@ cudaError_t launch_serial_sync(const ScanTables* tables, const uint8_t* bytes,
 }
 
 cudaError_t launch_offsets(const SubsequenceArrays& a, const uint32_t* slots, uint64_t* excl,
-                           uint32_t* first_slot, uint32_t* flags, cudaStream_t stream) {
+                           uint32_t* first_slot, uint32_t* seg_damage, cudaStream_t stream) {
   scan_kernel<<<1, 1024, 0, stream>>>(slots, excl, a.count);
   first_slot_kernel<<<blocks_for(a.count), kThreads, 0, stream>>>(a, excl, first_slot);
-  check_kernel<<<blocks_for(a.segments), kThreads, 0, stream>>>(a, excl, flags);
+  check_kernel<<<blocks_for(a.segments), kThreads, 0, stream>>>(a, excl, seg_damage);
   return cudaGetLastError();
 }
 
 cudaError_t launch_write(const ScanTables* tables, const uint8_t* bytes,
                          const SubsequenceArrays& a, const DecodeState* start,
-                         const uint32_t* first_slot, int16_t* out, uint32_t* flags,
-                         cudaStream_t stream) {
+                         const uint32_t* first_slot, int16_t* out, uint32_t* seg_damage,
+                         uint32_t* flags, cudaStream_t stream) {
   if (const cudaError_t e = natural_table(stream); e != cudaSuccess) return e;
   if (!a.count) return cudaSuccess;
-  write_kernel<<<blocks_for(a.count), kThreads, kSharedBytes, stream>>>(tables, bytes, a, start, first_slot, out, flags);
+  write_kernel<<<blocks_for(a.count), kThreads, kSharedBytes, stream>>>(tables, bytes, a, start, first_slot, out, seg_damage, flags);
+  damage_kernel<<<blocks_for(a.segments), kThreads, 0, stream>>>(a.segments, seg_damage, flags);
   return cudaGetLastError();
 }
 

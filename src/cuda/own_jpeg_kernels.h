@@ -26,8 +26,17 @@ struct SubsequenceArrays {
   uint32_t count = 0, segments = 0;
 };
 
-// Flags the host reads back after the decode.
-enum Flag : int { kFlagTruncatedSegment = 0, kFlagInvalidSegment = 1, kFlagChanged = 2, kFlagCount = 4 };
+// Words the host reads back after the decode (one copy, with the decode's own final
+// synchronisation): per kind of damage (EntropyDamage bit k, jpeg_entropy_kernels.h) the first
+// segment that has it (kFlagFirstSegment + k, initially kNoSlot) and how many segments do
+// (kFlagSegments + k); the extraneous bytes of all segments; and the sync rounds' change count.
+enum Flag : int {
+  kFlagFirstSegment = 0,  // 4 words
+  kFlagSegments = 4,      // 4 words
+  kFlagExtraBytes = 8,
+  kFlagChanged = 9,
+  kFlagCount = 10
+};
 
 using codecs::jpeg::DecodeState;
 using codecs::jpeg::ScanTables;
@@ -47,13 +56,17 @@ cudaError_t launch_serial_sync(const ScanTables* tables, const uint8_t* bytes,
                                const SubsequenceArrays& a, DecodeState* start, DecodeState* end,
                                uint32_t* slots, cudaStream_t stream);
 // excl[0..count]: exclusive prefix sum of slots (excl[count] = total); per subsequence its
-// first slot within its segment; per segment a check that it holds all its coefficients.
+// first slot within its segment; per segment (seg_damage, one word each, written whole) whether
+// its slots fall short of its blocks (slot_sum_damage).
 cudaError_t launch_offsets(const SubsequenceArrays& a, const uint32_t* slots, uint64_t* excl,
-                           uint32_t* first_slot, uint32_t* flags, cudaStream_t stream);
+                           uint32_t* first_slot, uint32_t* seg_damage, cudaStream_t stream);
+// The write-out; each subsequence ORs its subsequence_damage into seg_damage[its segment] and
+// adds its extraneous bytes to flags[kFlagExtraBytes]. Then one thread per segment sums the
+// segments' damage into flags (kFlagFirstSegment, kFlagSegments).
 cudaError_t launch_write(const ScanTables* tables, const uint8_t* bytes,
                          const SubsequenceArrays& a, const DecodeState* start,
-                         const uint32_t* first_slot, int16_t* out, uint32_t* flags,
-                         cudaStream_t stream);
+                         const uint32_t* first_slot, int16_t* out, uint32_t* seg_damage,
+                         uint32_t* flags, cudaStream_t stream);
 // DC prediction over `chunks` chunks of blocks (see dc_chunk_sums in
 // jpeg_entropy_kernels.h): sums and prefix are scratch of 4 * chunks uint32 each.
 struct DcChunks {

@@ -3,7 +3,8 @@
 // itself tested against libjpeg-turbo), its IDCT planes against idct_islow_block (tested
 // against jpeg_read_raw_data), its RGBA against tjDecompress2 (identical: the kernels run the
 // arithmetic codecs_jpeg_parallel_test finds identical on the CPU). Label gpu; every test
-// skips with the reason where there is no CUDA device.
+// that needs a CUDA device skips with the reason where there is none (OwnJpegInput runs
+// anywhere: host side only).
 #include "own_jpeg_decode.h"
 
 #include <cuda_runtime.h>
@@ -99,6 +100,7 @@ std::string check_file(const std::vector<uint8_t>& file, uint32_t bits, DeviceBu
   Report rep;
   auto planes = decode_to_planes(file, *parsed, opt, buffers, stream, &rep);
   if (!planes.ok()) return "gpu: " + planes.error().message();
+  if (!planes->warnings.empty()) return "gpu: intact data reported: " + planes->warnings[0].message();
   std::vector<int16_t> coefs(ref->coefficients.size());
   if (cudaMemcpy(coefs.data(), planes->coefficients, coefs.size() * 2, cudaMemcpyDeviceToHost) != cudaSuccess) {
     return "copy coefficients";
@@ -191,43 +193,132 @@ TEST(OwnGpuJpeg, FourKScreenPicture) {
   }
 }
 
-// Broken entropy data: the GPU decoder fails exactly where the CPU reference fails, and
-// otherwise produces its coefficients (compute-sanitizer on the GPU machine checks bounds).
-TEST(OwnGpuJpeg, CorruptDataAgreesWithTheCpuReference) {
+std::string joined(const std::vector<Error>& warnings) {
+  std::string s;
+  for (const Error& w : warnings) s += (s.empty() ? "" : " | ") + w.reason();
+  return s;
+}
+
+// Broken entropy data: the GPU decoder reports exactly the damage the CPU reference reports
+// (the same warnings, word for word but the stage) and produces its coefficients
+// (compute-sanitizer on the GPU machine checks bounds). Bytes changed, bits flipped and scans
+// cut short, with and without restart intervals.
+TEST(OwnGpuJpeg, DamageAgreesWithTheCpuReference) {
   SKIP_WITHOUT_GPU();
   DeviceBuffers buffers;
   Stream stream;
-  const auto file = encode(160, 96, 3, 2, 2, 70, 0, false, 3);
-  auto good = parse_baseline_jpeg(file);
-  ASSERT_TRUE(good.ok());
   std::mt19937 rng(5);
-  int failures = 0;
-  for (int trial = 0; trial < 200; ++trial) {
-    auto bad = file;
-    for (int k = 0; k < 1 + trial % 3; ++k) {
-      bad[good->scan_begin + rng() % (good->scan_end - good->scan_begin)] = uint8_t(rng());
+  int damaged = 0, trials = 0;
+  for (int restart : {0, 4}) {
+    const auto file = encode(160, 96, 3, 2, 2, 70, restart, false, 3);
+    auto good = parse_baseline_jpeg(file);
+    ASSERT_TRUE(good.ok());
+    for (int trial = 0; trial < 200; ++trial) {
+      auto bad = file;
+      const size_t span = good->scan_end - good->scan_begin;
+      if (trial % 3 == 0) {
+        bad[good->scan_begin + rng() % span] ^= uint8_t(1u << (rng() % 8));
+      } else if (trial % 3 == 1) {
+        for (int k = 0; k < 1 + trial % 4; ++k) bad[good->scan_begin + rng() % span] = uint8_t(rng());
+      } else {
+        bad.resize(good->scan_begin + rng() % span);
+      }
+      auto p = parse_baseline_jpeg(bad);
+      if (!p.ok()) continue;
+      ++trials;
+      const uint32_t bits = 16 + uint32_t(trial % 100);
+      auto cpu = decode_coefficients_parallel(bad, *p, ParallelDecodeOptions{bits});
+      ASSERT_TRUE(cpu.ok()) << cpu.error().message();
+      Options opt;
+      opt.subsequence_bits = bits;
+      auto gpu = decode_to_planes(bad, *p, opt, buffers, stream.s);
+      ASSERT_TRUE(gpu.ok()) << "trial " << trial << ": " << gpu.error().message();
+      EXPECT_EQ(joined(gpu->warnings), joined(cpu->warnings)) << "restart " << restart << " trial " << trial;
+      for (const Error& w : gpu->warnings) {
+        EXPECT_EQ(w.severity(), Severity::Warning);
+        EXPECT_EQ(w.stage(), "own gpu decode");
+      }
+      damaged += !gpu->warnings.empty();
+      std::vector<int16_t> coefs(cpu->coefficients.size());
+      ASSERT_EQ(cudaMemcpy(coefs.data(), gpu->coefficients, coefs.size() * 2, cudaMemcpyDeviceToHost),
+                cudaSuccess);
+      EXPECT_EQ(coefs, cpu->coefficients) << "restart " << restart << " trial " << trial;
     }
-    auto p = parse_baseline_jpeg(bad);
-    if (!p.ok()) continue;
-    const uint32_t bits = 16 + uint32_t(trial % 100);
-    auto cpu = decode_coefficients_parallel(bad, *p, ParallelDecodeOptions{bits});
-    Options opt;
-    opt.subsequence_bits = bits;
-    auto gpu = decode_to_planes(bad, *p, opt, buffers, stream.s);
-    ASSERT_EQ(cpu.ok(), gpu.ok()) << "trial " << trial << ": cpu "
-                                  << (cpu.ok() ? "ok" : cpu.error().message()) << ", gpu "
-                                  << (gpu.ok() ? "ok" : gpu.error().message());
-    if (!cpu.ok()) {
-      ++failures;
-      EXPECT_EQ(cpu.error().code(), gpu.error().code());
-      continue;
-    }
-    std::vector<int16_t> coefs(cpu->coefficients.size());
-    ASSERT_EQ(cudaMemcpy(coefs.data(), gpu->coefficients, coefs.size() * 2, cudaMemcpyDeviceToHost),
-              cudaSuccess);
-    EXPECT_EQ(coefs, cpu->coefficients) << "trial " << trial;
   }
-  std::printf("corrupt inputs refused by both: %d of 200\n", failures);
+  EXPECT_GT(damaged, trials / 2) << "the damage should show";
+  std::printf("damaged inputs reported by both: %d of %d\n", damaged, trials);
+}
+
+// The project's damaged files (issue 15: nvJPEG decodes the bit-flipped one silently) are
+// reported by the GPU decoder; the intact ones are not.
+TEST(OwnGpuJpeg, DamagedFilesOfTheProjectAreReported) {
+  SKIP_WITHOUT_GPU();
+  const char* root = std::getenv("PIXPATH_TEST_DATA");
+  if (!root) GTEST_SKIP() << "PIXPATH_TEST_DATA is not set";
+  DeviceBuffers buffers;
+  Stream stream;
+  struct Case {
+    const char* file;
+    const char* says;  // "" = intact
+  } cases[] = {
+      {"cjpeg-q75.jpg", ""},
+      {"cjpeg-440-q75.jpg", ""},
+      {"cjpeg-q75-bitflips.jpg", "4 extraneous bytes"},
+      {"cjpeg-q75-truncated.jpg", "Premature end of JPEG data"},
+  };
+  for (const Case& c : cases) {
+    const auto file = codecs::testing::slurp(std::string(root) + "/jpeg/" + c.file);
+    ASSERT_FALSE(file.empty()) << c.file;
+    auto p = parse_baseline_jpeg(file);
+    ASSERT_TRUE(p.ok()) << c.file << ": " << p.error().message();
+    auto gpu = decode_to_planes(file, *p, Options{}, buffers, stream.s);
+    ASSERT_TRUE(gpu.ok()) << c.file << ": " << gpu.error().message();
+    if (std::string(c.says).empty()) {
+      EXPECT_TRUE(gpu->warnings.empty()) << c.file << ": " << joined(gpu->warnings);
+    } else {
+      EXPECT_NE(joined(gpu->warnings).find(c.says), std::string::npos)
+          << c.file << ": " << joined(gpu->warnings);
+    }
+  }
+}
+
+// The host side of the decode from plain data (no GPU needed): the input a route across the
+// module's ABI would carry, and the warnings made from the kernels' damage words.
+TEST(OwnJpegInput, MadeFromTheParseAndTheDamageWordsBecomeWarnings) {
+  const auto file = encode(100, 60, 3, 2, 2, 75, 3, false, 2);
+  auto p = parse_baseline_jpeg(file);
+  ASSERT_TRUE(p.ok());
+  auto in = make_own_jpeg_input(file, *p, 64);
+  ASSERT_TRUE(in.ok()) << in.error().message();
+  EXPECT_EQ(in->upsampling, Upsampling::H2V2);
+  EXPECT_EQ(in->components, 3);
+  EXPECT_EQ(in->sample_width[1], 50);
+  EXPECT_EQ(in->sample_height[1], 30);
+  EXPECT_EQ(in->quant[64 + 5], p->quant[p->components[1].quant].values[5]);
+  EXPECT_TRUE(in->has_eoi);
+  ASSERT_TRUE(in->tables);
+  auto plan = plan_parallel_decode(file, *p, ParallelDecodeOptions{64});
+  ASSERT_TRUE(plan.ok());
+  EXPECT_EQ(in->plan.sub_begin, plan->sub_begin);
+  EXPECT_EQ(in->plan.chunk_blocks, plan->chunk_blocks);
+  // 4:1:1: the colour conversion does not take it; the route would leave it to another decoder.
+  const auto f411 = encode(100, 60, 3, 4, 1, 75, 0, false, 2);
+  auto p411 = parse_baseline_jpeg(f411);
+  ASSERT_TRUE(p411.ok());
+  auto refused = make_own_jpeg_input(f411, *p411);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.error().code(), ErrorCode::Unsupported);
+  // Damage words as the kernels leave them: intact, then a bad code in interval 2 of 3 more.
+  DamageWords intact;
+  EXPECT_TRUE(damage_warnings(*p, intact, "gpu decode").empty());
+  DamageWords bad;
+  bad.first_segment[0] = 2;
+  bad.segments[0] = 4;
+  const auto w = damage_warnings(*p, bad, "gpu decode");
+  ASSERT_EQ(w.size(), 1u);
+  EXPECT_EQ(w[0].code(), ErrorCode::CorruptData);
+  EXPECT_EQ(w[0].stage(), "gpu decode");
+  EXPECT_EQ(w[0].reason(), "Corrupt JPEG data: bad Huffman code in restart interval 2 (MCUs 6..8) and 3 more");
 }
 
 }  // namespace

@@ -208,8 +208,50 @@ Result<std::optional<ParsedImage>> NvjpegEngine::decode_hardware(Slot& s, const 
   return std::optional<ParsedImage>(img);
 }
 
+Result<ParsedImage> NvjpegEngine::decode_own(Slot& s, const abi::DecodeRequest& r,
+                                             const std::function<Result<void>()>& before_host) {
+  const own_jpeg::OwnJpegInput& in = *r.own;
+  if (in.components != 1 && in.components != 3)
+    return gpu_error(ErrorCode::Unsupported, "gpu decode", "own decoder: gray and YCbCr pictures only");
+  if ((r.width && r.width != in.width) || (r.height && r.height != in.height))
+    return gpu_error(ErrorCode::CorruptData, "gpu parse",
+                     "JPEG is " + std::to_string(in.width) + "x" + std::to_string(in.height) + ", packet says " +
+                         std::to_string(r.width) + "x" + std::to_string(r.height));
+  if (!s.own) s.own = std::make_unique<own_jpeg::DeviceBuffers>();
+  if (inject_failure("decode"))
+    return gpu_error(ErrorCode::Internal, "gpu decode", "failure injected (PIXPATH_CUDA_INJECT_FAILURE)");
+  // The texture path's before_host (the map) reads the picture size from s.color.
+  s.color.width = in.width;
+  s.color.height = in.height;
+  if (before_host) PIXPATH_CHECK(before_host());
+  own_jpeg::DamageWords damage;
+  // The input was cut into subsequences by the loader; the options' size is not used again.
+  PIXPATH_TRY(own_jpeg::PlanesOut planes,
+              own_jpeg::decode_input_to_planes(in, own_jpeg::Options{}, *s.own, s.stream, nullptr, &damage));
+  if (r.own_damage) *r.own_damage = damage;
+  PlaneSet& c = s.color;
+  c.components = in.components;
+  for (int k = 0; k < 3; ++k) c.planes[k] = PlaneIn{};
+  for (int k = 0; k < in.components; ++k)
+    c.planes[k] = PlaneIn{planes.plane[k], planes.pitch[k], in.sample_width[size_t(k)], in.sample_height[size_t(k)]};
+  using codecs::jpeg::Upsampling;
+  c.layout = in.components == 1                      ? ChromaLayout::kGray
+             : in.upsampling == Upsampling::H2V1 ? ChromaLayout::k422
+             : in.upsampling == Upsampling::H2V2 ? ChromaLayout::k420
+             : in.upsampling == Upsampling::H1V2 ? ChromaLayout::k440
+                                                 : ChromaLayout::k444;
+  c.width = in.width;
+  c.height = in.height;
+  ParsedImage img;
+  img.width = in.width;
+  img.height = in.height;
+  img.components = in.components;
+  return img;
+}
+
 Result<ParsedImage> NvjpegEngine::decode_all(Slot& s, const abi::DecodeRequest& r,
                                              const std::function<Result<void>()>& before_host) {
+  if (r.own && r.alpha_offset < 0) return decode_own(s, r, before_host);
   auto [color, alpha] = split(r);
   if (!color) return color.error();
   PIXPATH_TRY(ParsedImage img, decode_planes(s, color->first, color->second, r, s.color, false, before_host));

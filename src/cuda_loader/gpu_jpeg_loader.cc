@@ -14,6 +14,8 @@
 #include <string_view>
 
 #include "cuda/module_abi.h"
+#include "cuda/own_jpeg_input.h"
+#include "pixpath/codecs/jpeg_baseline_parse.h"
 #include "pixpath/core/storage.h"
 #include "pixpath/core/thread_annotations.h"
 #include "pixpath/cuda/gpu_jpeg.h"
@@ -129,6 +131,66 @@ std::optional<Error> refusal(std::span<const uint8_t> data, const GpuDecodeParam
   return Error(ErrorCode::Unsupported, "jpeg", "gpu route", *why + "; decode it on the CPU");
 }
 
+// pixpath's own GPU decoder (issue 19) instead of nvJPEG, with PIXPATH_CUDA_OWN_JPEG=1 (off by
+// default until the GPU machine's checks pass with it: CHECK=1 / EXACT=1 / OWN=1 of
+// scripts/gpu-check-run, run with the variable set). Why: only a Huffman decode can tell a
+// damaged stream, and nvJPEG decodes a bit-flipped one silently (issue 15, docs/exactness.md);
+// the own decoder reports it (damage words -> the CPU path's kind of warnings). It takes
+// baseline 8-bit Huffman gray and YCbCr 4:4:4 / 4:2:2 / 4:2:0 / 4:4:0 pictures without jpega
+// alpha when the request leaves the backend to pixpath (GpuBackend::Auto); asking for an
+// nvJPEG backend by name keeps nvJPEG (measurements), and so does PIXPATH_CUDA_ACCEPT_ALL=1
+// (the knob that measures what nvJPEG makes of every picture).
+bool own_decoder_wanted(const GpuDecodeParams& p) {
+  const char* v = std::getenv("PIXPATH_CUDA_OWN_JPEG");
+  const char* all = std::getenv("PIXPATH_CUDA_ACCEPT_ALL");
+  return v && std::string_view(v) == "1" && !(all && std::string_view(all) == "1") &&
+         p.backend == GpuBackend::Auto && !p.alpha_offset;
+}
+
+// One picture on the own decoder's route: its parse, the input the module takes, what the
+// kernels found. Alive for the module call.
+struct OwnRoute {
+  codecs::jpeg::BaselineJpeg jpeg;
+  own_jpeg::OwnJpegInput input;
+  own_jpeg::DamageWords damage;
+  std::vector<Error> warnings() const { return own_jpeg::damage_warnings(jpeg, damage, "gpu decode"); }
+};
+
+// Sets r.own for a picture the own decoder takes. A valid picture it does not take
+// (Unsupported: progressive or extended gray, the only ones the exactness route lets through
+// besides baseline) stays on nvJPEG, within 1 of the CPU path but silent if damaged (the
+// paint engine's own refusal check does not know this route; sending them to the CPU is for
+// when the route is the default). Headers it cannot parse (damaged) are refused: the CPU
+// decodes them and reports what is wrong.
+Result<std::unique_ptr<OwnRoute>> own_route(std::span<const uint8_t> data, const GpuDecodeParams& p,
+                                            abi::DecodeRequest& r) {
+  if (!own_decoder_wanted(p)) return std::unique_ptr<OwnRoute>();
+  auto route = std::make_unique<OwnRoute>();
+  codecs::jpeg::BaselineLimits limits;
+  limits.max_width = p.limits.max_width;
+  limits.max_height = p.limits.max_height;
+  limits.max_pixels = p.limits.max_pixels;
+  auto refuse = [](const Error& e) {
+    return Error(ErrorCode::Unsupported, "jpeg", "gpu route",
+                 "not for pixpath's own GPU decoder (" + e.message() + "); decode it on the CPU");
+  };
+  auto parsed = codecs::jpeg::parse_baseline_jpeg(data, limits);
+  if (!parsed.ok()) {
+    if (parsed.error().code() == ErrorCode::Unsupported) return std::unique_ptr<OwnRoute>();
+    return refuse(parsed.error());
+  }
+  route->jpeg = std::move(parsed).value();
+  auto input = own_jpeg::make_own_jpeg_input(data, route->jpeg);
+  if (!input.ok()) {
+    if (input.error().code() == ErrorCode::Unsupported) return std::unique_ptr<OwnRoute>();
+    return refuse(input.error());
+  }
+  route->input = std::move(input).value();
+  r.own = &route->input;
+  r.own_damage = &route->damage;
+  return route;
+}
+
 abi::TextureTarget texture_target(const GlTextureRegion& t) {
   return abi::TextureTarget{t.texture, t.texture_width, t.texture_height, t.x, t.y};
 }
@@ -235,7 +297,9 @@ class LoadedGpuJpegDecoder final : public GpuJpegDecoder {
   Result<Picture> decode_to_device(std::span<const uint8_t> data,
                                    const GpuDecodeParams& params) const override {
     if (auto e = refusal(data, params, engine_->hardware_engines())) return *e;
-    PIXPATH_TRY(abi::DeviceImage img, engine_->decode_to_device(request(data, params)));
+    abi::DecodeRequest r = request(data, params);
+    PIXPATH_TRY(auto own, own_route(data, params, r));  // its warnings: decode_batch_to_device
+    PIXPATH_TRY(abi::DeviceImage img, engine_->decode_to_device(r));
     return wrap_device_image(engine_, img);
   }
 
@@ -246,9 +310,12 @@ class LoadedGpuJpegDecoder final : public GpuJpegDecoder {
     PIXPATH_TRY(Picture pic, Picture::allocate(PixelFormat::RGBA, h.width, h.height));
     PIXPATH_TRY(PictureView view, pic.write());
     const auto& plane = view.plane(0);
-    PIXPATH_CHECK(engine_->decode_to_host(request(data, params), plane.data, plane.stride, h.width, h.height));
+    abi::DecodeRequest r = request(data, params);
+    PIXPATH_TRY(auto own, own_route(data, params, r));
+    PIXPATH_CHECK(engine_->decode_to_host(r, plane.data, plane.stride, h.width, h.height));
     codecs::DecodeResult result;
     result.picture = std::move(pic);
+    if (own) result.warnings = own->warnings();
     return result;
   }
 
@@ -256,7 +323,9 @@ class LoadedGpuJpegDecoder final : public GpuJpegDecoder {
                                                       const GpuDecodeParams& params,
                                                       const GlTextureRegion& target) const override {
     if (auto e = refusal(data, params, engine_->hardware_engines())) return *e;
-    PIXPATH_TRY(void* event, engine_->decode_to_texture(request(data, params), texture_target(target)));
+    abi::DecodeRequest r = request(data, params);
+    PIXPATH_TRY(auto own, own_route(data, params, r));  // no warnings channel here
+    PIXPATH_TRY(void* event, engine_->decode_to_texture(r, texture_target(target)));
     return std::shared_ptr<GpuFence>(std::make_shared<CudaFence>(engine_, event));
   }
 
@@ -267,22 +336,34 @@ class LoadedGpuJpegDecoder final : public GpuJpegDecoder {
                                                                         "the GPU module returned no result")));
     std::vector<abi::DecodeRequest> requests;
     std::vector<size_t> index;
+    std::vector<std::unique_ptr<OwnRoute>> owns;
     requests.reserve(jobs.size());
     for (size_t i = 0; i < jobs.size(); ++i) {
       if (auto e = refusal(jobs[i].data, jobs[i].params, engines)) {
         out[i] = *e;
         continue;
       }
-      requests.push_back(request(jobs[i].data, jobs[i].params));
+      abi::DecodeRequest r = request(jobs[i].data, jobs[i].params);
+      auto own = own_route(jobs[i].data, jobs[i].params, r);
+      if (!own.ok()) {
+        out[i] = own.error();
+        continue;
+      }
+      requests.push_back(r);
+      owns.push_back(std::move(own).value());
       index.push_back(i);
     }
     if (requests.empty()) return out;
     auto images = engine_->decode_batch_to_device(requests.data(), requests.size());
     for (size_t k = 0; k < images.size() && k < index.size(); ++k) {
-      if (images[k].ok())
+      if (images[k].ok()) {
         out[index[k]] = wrap_device_image(engine_, *images[k]);
-      else
+        if (owns[k] && jobs[index[k]].warnings) {
+          for (Error& w : owns[k]->warnings()) jobs[index[k]].warnings->push_back(std::move(w));
+        }
+      } else {
         out[index[k]] = images[k].error();
+      }
     }
     return out;
   }
@@ -293,6 +374,7 @@ class LoadedGpuJpegDecoder final : public GpuJpegDecoder {
     std::vector<abi::DecodeRequest> requests;
     std::vector<abi::TextureTarget> targets;
     std::vector<size_t> index;
+    std::vector<std::unique_ptr<OwnRoute>> owns;  // alive for the call; no warnings channel here
     requests.reserve(jobs.size());
     targets.reserve(jobs.size());
     for (size_t i = 0; i < jobs.size(); ++i) {
@@ -300,7 +382,14 @@ class LoadedGpuJpegDecoder final : public GpuJpegDecoder {
         out[i] = *e;
         continue;
       }
-      requests.push_back(request(jobs[i].data, jobs[i].params));
+      abi::DecodeRequest r = request(jobs[i].data, jobs[i].params);
+      auto own = own_route(jobs[i].data, jobs[i].params, r);
+      if (!own.ok()) {
+        out[i] = own.error();
+        continue;
+      }
+      owns.push_back(std::move(own).value());
+      requests.push_back(r);
       targets.push_back(texture_target(jobs[i].target));
       index.push_back(i);
     }

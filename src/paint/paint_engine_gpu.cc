@@ -64,7 +64,8 @@ void PaintEngine::Impl::decode_gpu_batch(std::vector<ItemPtr>& batch) {
   const auto start = Clock::now();
   for (auto& item : batch) {
     item->decode_start = start;
-    jobs.push_back({item->packet.data.span(), gpu_params(item->packet)});
+    item->warnings.clear();
+    jobs.push_back({item->packet.data.span(), gpu_params(item->packet), &item->warnings});
   }
   auto results = gpu->decode_batch_to_device(jobs);
   const auto end = Clock::now();
@@ -76,6 +77,7 @@ void PaintEngine::Impl::decode_gpu_batch(std::vector<ItemPtr>& batch) {
       item.picture = std::move(results[i]).value();
       item.decoder_used = "gpu";
       ++decoded;
+      count_warnings(item);  // a damaged picture the GPU decoder reported: painted, counted
     } else {
       gpu_failed(item, i < results.size() ? results[i].error()
                                           : Error(ErrorCode::Internal, item.packet.coding, "gpu decode",
@@ -123,6 +125,7 @@ void PaintEngine::Impl::gpu_failed(Item& item, const Error& e) {
   item.route = Route::Cpu;
   item.decoder_used = "gpu->cpu";
   item.picture = Picture();
+  item.warnings.clear();  // the CPU decode reports its own
   MutexLock lock(mu);
   stats.gpu_fallbacks++;
   stats.last_gpu_error = e.message();
@@ -134,6 +137,8 @@ bool PaintEngine::Impl::decode_gpu_to_host(Item& item) {
   if (!r.ok()) return gpu_failed(item, r.error()), false;
   item.picture = std::move(r->picture);
   item.decoder_used = "gpu";
+  item.warnings = std::move(r->warnings);
+  count_warnings(item);
   MutexLock lock(mu);
   stats.gpu_decodes++;
   return true;

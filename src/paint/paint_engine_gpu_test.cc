@@ -119,12 +119,14 @@ class FakeFence final : public GpuFence {
 class FakeGpuDecoder final : public GpuDrawDecoder {
  public:
   explicit FakeGpuDecoder(FakeTextureBacking* backing) : backing_(backing) {}
-  Result<Picture> decode_to_device(std::span<const uint8_t> data, const GpuDecodeParams& params) const {
+  Result<Picture> decode_to_device(std::span<const uint8_t> data, const GpuDecodeParams& params,
+                                   std::vector<Error>* warnings = nullptr) const {
     decodes++;
     if (fail_decode.load()) return Error(ErrorCode::Internal, "jpeg", "gpu decode", "failure injected (fake)");
     auto host = decode_host(data, params);
     if (!host.ok()) return host.error();
-    Picture h = std::move(host).value();
+    if (warnings) warnings->insert(warnings->end(), host->warnings.begin(), host->warnings.end());
+    Picture h = std::move(host->picture);
     const auto& plane = h.plane(0);
     MemoryLocation where;
     where.kind = MemoryKind::CudaDevice;
@@ -138,11 +140,7 @@ class FakeGpuDecoder final : public GpuDrawDecoder {
   Result<codecs::DecodeResult> decode_to_host(std::span<const uint8_t> data,
                                               const GpuDecodeParams& params) const override {
     host_decodes++;
-    auto h = decode_host(data, params);
-    if (!h.ok()) return h.error();
-    codecs::DecodeResult r;
-    r.picture = std::move(h).value();
-    return r;
+    return decode_host(data, params);
   }
   // decode_to_device per job. With hold_first_call set, the first call waits until release()
   // (so that later draws queue up behind it).
@@ -155,7 +153,7 @@ class FakeGpuDecoder final : public GpuDrawDecoder {
       if (hold_first_call && batch_sizes.size() == 1) cv.wait(l, [&] { return released; });
     }
     std::vector<Result<Picture>> out;
-    for (const auto& j : jobs) out.push_back(decode_to_device(j.data, j.params));
+    for (const auto& j : jobs) out.push_back(decode_to_device(j.data, j.params, j.warnings));
     return out;
   }
   void wait_first_call() {
@@ -224,7 +222,9 @@ class FakeGpuDecoder final : public GpuDrawDecoder {
   mutable std::set<uint32_t> textures_seen;
 
  private:
-  static Result<Picture> decode_host(std::span<const uint8_t> data, const GpuDecodeParams& params) {
+  // The CPU decoder's picture and warnings: a GPU decoder that reports damaged data (as the
+  // own decoder does) would return the same warnings.
+  static Result<codecs::DecodeResult> decode_host(std::span<const uint8_t> data, const GpuDecodeParams& params) {
     const auto* dec = codecs::CodecRegistry::builtin().decoder(params.alpha_offset ? "jpega" : "jpeg");
     codecs::DecodeParams dp;
     dp.width = params.width;
@@ -232,9 +232,7 @@ class FakeGpuDecoder final : public GpuDrawDecoder {
     DrawOptions opts;
     opts.alpha_offset = params.alpha_offset;
     dp.options = &opts;
-    auto r = dec->decode(SharedBytes::copy_of(data), dp, PixelFormat::RGBA);
-    if (!r.ok()) return r.error();
-    return std::move(r->picture);
+    return dec->decode(SharedBytes::copy_of(data), dp, PixelFormat::RGBA);
   }
   FakeTextureBacking* backing_;
 };
@@ -763,22 +761,67 @@ TEST(PaintEngineGpu, RefusedDrawsStayOnTheCpuAndWarningsAreCounted) {
   EXPECT_NE(st.last_gpu_route_reason.find("EOI"), std::string::npos) << st.last_gpu_route_reason;
   EXPECT_EQ(gpu.decodes.load() + gpu.host_decodes.load(), 2);  // the intact and the bit-flipped one
   // The truncated draw was decoded on the CPU with a warning; the bit-flipped one went to the
-  // (fake) GPU, which does not report damage.
+  // (fake) GPU, which reports the damage as a GPU decoder that decodes the entropy-coded data
+  // itself does (GpuDecodeJob::warnings): counted and acknowledged the same way.
   ASSERT_EQ(st.decode_warnings.count("jpeg"), 1u);
-  EXPECT_EQ(st.decode_warnings.at("jpeg"), 1);
-  EXPECT_NE(st.last_decode_warning.find("Premature end of JPEG file"), std::string::npos) << st.last_decode_warning;
+  EXPECT_EQ(st.decode_warnings.at("jpeg"), 2);
   std::lock_guard l(acks.mu);
   ASSERT_EQ(acks.acks.size(), 5u);
   for (size_t i = 0; i < acks.acks.size(); ++i) {
     const int64_t s = acks.acks[i].sequence;
     EXPECT_GT(acks.acks[i].decode_time_us, 0) << s;  // all painted
-    EXPECT_EQ(acks.reports[i].warnings, s == 4 ? 1 : 0) << s;
+    EXPECT_EQ(acks.reports[i].warnings, s == 4 || s == 5 ? 1 : 0) << s;
     EXPECT_EQ(acks.reports[i].decoder, s == 1 || s == 5 ? "gpu" : "cpu") << s;
   }
   std::lock_guard ll(log_mu);
-  EXPECT_EQ(std::count_if(log.begin(), log.end(),
-                          [](const std::string& line) { return line.find("Premature end of JPEG file") != std::string::npos; }),
-            1);
+  // The first warning is logged; the second follows within the second (counted, not logged).
+  const auto said = [&](const char* what) {
+    return std::count_if(log.begin(), log.end(),
+                         [&](const std::string& line) { return line.find(what) != std::string::npos; });
+  };
+  EXPECT_EQ(said("Premature end of JPEG file") + said("Corrupt JPEG data"), 1);
+}
+
+// decode_to_host's warnings (a damaged picture the GPU decoder reported) are counted and
+// acknowledged as the CPU decoders' are.
+TEST(PaintEngineGpu, GpuHostRouteCountsTheDecodersWarnings) {
+  CpuBacking b;
+  FakeTextureBacking unused;
+  auto gpu = std::make_shared<FakeGpuDecoder>(&unused);
+  Acks acks;
+  PaintEngineConfig c;
+  c.decoder = DecoderChoice::Gpu;
+  c.gpu_decoder = gpu;
+  c.gpu_min_pixels = 0;
+  c.on_ack = acks.sink();
+  c.log = [](std::string_view) {};
+  auto e = PaintEngine::create(b, c);
+  ASSERT_TRUE(e.ok());
+  int64_t seq = 1;
+  for (const char* f : {"cjpeg-q75-bitflips.jpg", "cjpeg-q75.jpg"}) {
+    (*e)->window_new(seq, 96, 64);
+    DrawPacket p;
+    p.wid = seq;
+    p.sequence = seq;
+    p.w = 96;
+    p.h = 64;
+    p.coding = "jpeg";
+    p.data = SharedBytes::adopt(jpeg_file(f));
+    (*e)->submit(std::move(p));
+    ++seq;
+  }
+  ASSERT_TRUE((*e)->wait_idle(std::chrono::seconds(20)));
+  EXPECT_EQ(gpu->host_decodes.load(), 2);
+  const auto st = (*e)->stats();
+  ASSERT_EQ(st.decode_warnings.count("jpeg"), 1u);
+  EXPECT_EQ(st.decode_warnings.at("jpeg"), 1);
+  EXPECT_NE(st.last_decode_warning.find("Corrupt JPEG data"), std::string::npos) << st.last_decode_warning;
+  std::lock_guard l(acks.mu);
+  ASSERT_EQ(acks.acks.size(), 2u);
+  for (size_t i = 0; i < 2; ++i) {
+    EXPECT_EQ(acks.reports[i].decoder, "gpu");
+    EXPECT_EQ(acks.reports[i].warnings, acks.acks[i].sequence == 1 ? 1 : 0);
+  }
 }
 
 // On the CPU route: both damaged files warn, per coding, and the draws are painted.

@@ -32,6 +32,17 @@
 // past coefficient 63 writes coefficient 63 and ends the block; DC sums wrap as unsigned int
 // and are stored as 16-bit; bits past a segment's end read as zeros.
 //
+// Damaged entropy data (a bit flip, a cut) is found on the synchronised decode of step 5,
+// per segment, and reported as a decode warning (the picture is still decoded, as
+// libjpeg-turbo decodes it with a warning): subsequence_damage() below. What counts as damage is
+// what an encoder never writes: a bit pattern that is no code of its table, a run that puts a
+// coefficient past index 63, a segment whose data ends before its last block (or inside the
+// last codeword), and a whole byte or more left after the last block (libjpeg-turbo: "N
+// extraneous bytes before marker"; up to 7 padding bits are normal). Synchronisation that does
+// not converge within kMaxSyncRounds is no damage by itself (valid streams with unusual tables
+// can need the serial walk, which makes the states exact); damage in such data shows in the
+// same checks on the walked decode.
+//
 // Threading: pure functions of their arguments; subsequences are independent within a step.
 #pragma once
 
@@ -140,9 +151,11 @@ PIXPATH_HD int32_t huffman_extend(uint32_t r, int s) {
 // end of block. Sets *zpos to the zigzag index of the coefficient it codes (-1: none; a DC
 // difference is always coded) and *value to its value. For a pattern that is no code: returns
 // 0, sets *zpos -1 and moves s.bit 16 bits on (a speculative decode may be anywhere; a
-// synchronised one reports corrupt data).
+// synchronised one reports corrupt data). *past_63 (when given) is set when the codeword's run
+// goes past coefficient 63 (a coefficient after zero run r at index > 63, or a ZRL past the
+// block's end): decoded as libjpeg-turbo does, but no encoder writes it.
 PIXPATH_HD int decode_step(const ScanTables& t, const uint8_t* bytes, uint32_t end_bit,
-                           DecodeState& s, int* zpos, int32_t* value) {
+                           DecodeState& s, int* zpos, int32_t* value, bool* past_63 = nullptr) {
   const uint32_t bits = peek32(bytes, s.bit, end_bit);
   const bool dc = s.z == 0;
   const HuffmanLookup& table = dc ? t.dc[t.block_dc[s.block]] : t.ac[t.block_ac[s.block]];
@@ -170,13 +183,17 @@ PIXPATH_HD int decode_step(const ScanTables& t, const uint8_t* bytes, uint32_t e
     const int run = sym >> 4, size = sym & 15;
     if (size) {
       int k = s.z + run;
-      if (k > 63) k = 63;  // libjpeg: jpeg_natural_order[64..79] are 63
+      if (k > 63) {
+        k = 63;  // libjpeg: jpeg_natural_order[64..79] are 63
+        if (past_63) *past_63 = true;
+      }
       *zpos = k;
       *value = huffman_extend(peek32(bytes, s.bit, end_bit) >> (32 - size), size);
       s.bit += static_cast<uint32_t>(size);
       znew = k + 1;
     } else if (run == 15) {
       znew = s.z + 16 > 64 ? 64 : s.z + 16;
+      if (s.z + 16 > 64 && past_63) *past_63 = true;
     } else {
       znew = 64;  // end of block
     }
@@ -257,9 +274,16 @@ PIXPATH_HD uint64_t block_coefficient_offset(const BlockLayout& l, uint64_t bloc
   return l.comp_offset[c] + (by * l.comp_blocks_w[c] + bx) * 64;
 }
 
+inline constexpr uint32_t kNoSlot = 0xFFFFFFFFu;
+
 struct WriteResult {
   uint32_t slots = 0;
-  uint32_t first_invalid_slot = 0xFFFFFFFFu;  // the slot (within the segment) of a bad code
+  uint32_t first_invalid_slot = kNoSlot;  // the slot (within the segment) of a bad code
+  uint32_t first_past_63_slot = kNoSlot;  // the slot of a run past coefficient 63
+  // The bit after the codeword that completes the segment's last block, when this
+  // subsequence decodes it (kNoSlot otherwise); past the segment's end when that codeword read
+  // bits the data does not have.
+  uint32_t last_block_end_bit = kNoSlot;
 };
 
 // Step 5: decodes from the synchronised `start`, whose first slot within its segment is
@@ -278,9 +302,14 @@ PIXPATH_HD WriteResult write_subsequence(const ScanTables& t, const uint8_t* byt
   int32_t value;
   while (s.bit < end_bit) {
     const uint32_t block_slot = slot - s.z;
-    const int passed = decode_step(t, bytes, segment_end_bit, s, &zpos, &value);
+    bool past_63 = false;
+    const int passed = decode_step(t, bytes, segment_end_bit, s, &zpos, &value, &past_63);
+    if (slot < segment_slots) {
+      if (passed == 0 && r.first_invalid_slot == kNoSlot) r.first_invalid_slot = slot;
+      if (past_63 && r.first_past_63_slot == kNoSlot) r.first_past_63_slot = slot;
+      if (uint64_t(slot) + uint32_t(passed) >= segment_slots) r.last_block_end_bit = s.bit;
+    }
     if (passed == 0) {
-      if (slot < segment_slots && r.first_invalid_slot == 0xFFFFFFFFu) r.first_invalid_slot = slot;
     } else if (zpos >= 0 && value != 0) {
       const uint32_t at = block_slot + static_cast<uint32_t>(zpos);
       if (at < segment_slots) {
@@ -293,6 +322,44 @@ PIXPATH_HD WriteResult write_subsequence(const ScanTables& t, const uint8_t* byt
     r.slots += static_cast<uint32_t>(passed);
   }
   return r;
+}
+
+// What the checks of one segment found (step 5, see the header comment); a bit set per kind.
+enum EntropyDamage : uint32_t {
+  kDamageBadCode = 1,      // a pattern that is no Huffman code (before the last block's end)
+  kDamagePast63 = 2,       // a run past coefficient 63
+  kDamageEndsEarly = 4,    // the data ends before the last block, or inside its last codeword
+  kDamageExtraBytes = 8,   // a whole byte or more after the last block
+};
+
+// Whole bytes left in a segment after its last block ends at `last_block_end_bit` (the padding
+// to the byte boundary, up to 7 bits, is not counted); 0 when the block ends at or past the end.
+PIXPATH_HD uint32_t extraneous_bytes(uint32_t last_block_end_bit, uint32_t segment_end_bit) {
+  return last_block_end_bit < segment_end_bit ? (segment_end_bit - last_block_end_bit) / 8 : 0;
+}
+
+// The damage one subsequence's write-out shows (EntropyDamage bits): its bad codes and runs
+// past 63, and, for the subsequence that completes the segment's last block, whether that
+// block's last codeword needed bits past the data or whole bytes follow it. A segment's damage
+// is the OR over its subsequences plus slot_sum_damage.
+PIXPATH_HD uint32_t subsequence_damage(const WriteResult& w, uint32_t segment_end_bit) {
+  uint32_t d = 0;
+  if (w.first_invalid_slot != kNoSlot) d |= kDamageBadCode;
+  if (w.first_past_63_slot != kNoSlot) d |= kDamagePast63;
+  if (w.last_block_end_bit != kNoSlot) {
+    if (w.last_block_end_bit > segment_end_bit) {
+      d |= kDamageEndsEarly;
+    } else if (extraneous_bytes(w.last_block_end_bit, segment_end_bit) > 0) {
+      d |= kDamageExtraBytes;
+    }
+  }
+  return d;
+}
+
+// Fewer coefficient slots decoded in a segment than its blocks x 64: its data ends early (no
+// subsequence then completes the last block).
+PIXPATH_HD uint32_t slot_sum_damage(uint64_t slot_sum, uint32_t segment_slots) {
+  return slot_sum < segment_slots ? uint32_t(kDamageEndsEarly) : 0u;
 }
 
 // Step 6, DC prediction (libjpeg's last_dc_val, reset at each restart): the DC differences

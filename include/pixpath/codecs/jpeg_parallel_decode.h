@@ -3,8 +3,11 @@
 // run one subsequence at a time from a host loop over plain arrays, exactly as the CUDA
 // kernels run them one per thread. Its output is the quantised DCT coefficients, equal to
 // libjpeg-turbo's jpeg_read_coefficients for every file parse_baseline_jpeg accepts whose
-// entropy data is intact; broken entropy data is an error (subject "jpeg", stage
-// "parallel decode"), never a read or write out of bounds.
+// entropy data is intact. Damaged entropy data (see jpeg_entropy_kernels.h, subsequence_damage)
+// still decodes, as libjpeg-turbo decodes it with a warning: the coefficients the data has
+// (zeros where it has none) and warnings in CoefficientImage::warnings (Severity::Warning,
+// subject "jpeg", stage "parallel decode"; Truncated for "Premature end ...", CorruptData for
+// "Corrupt JPEG data: ..."), never a read or write out of bounds.
 //
 // It is the reference the GPU decoder is tested against, not a fast CPU decoder: TurboJPEG
 // stays the CPU route.
@@ -15,6 +18,7 @@
 #include <array>
 #include <cstdint>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "pixpath/codecs/jpeg_baseline_parse.h"
@@ -47,6 +51,7 @@ struct CoefficientImage {
   std::array<uint32_t, kMaxComponents> blocks_w{}, blocks_h{};
   std::array<uint64_t, kMaxComponents> offset{};  // first coefficient of each plane
   std::vector<int16_t> coefficients;
+  std::vector<Error> warnings;  // damaged entropy data (Severity::Warning); empty when intact
 
   const int16_t* block(int component, uint32_t bx, uint32_t by) const {
     return coefficients.data() + offset[size_t(component)] +
@@ -54,8 +59,59 @@ struct CoefficientImage {
   }
 };
 
+// What the damage checks found over a whole scan: per kind of EntropyDamage (index = bit
+// number: bad code, past 63, ends early, extra bytes) the first segment that has it and how
+// many segments do; the extraneous bytes of all segments; whether EOI is missing. The CPU
+// reference fills it from its per-segment checks, the GPU decoder from its flag words.
+struct EntropyDamageSummary {
+  static constexpr int kKinds = 4;
+  std::array<uint32_t, kKinds> first_segment{kNoSlot, kNoSlot, kNoSlot, kNoSlot};
+  std::array<uint32_t, kKinds> segments{};
+  uint64_t extraneous_bytes = 0;
+  bool no_eoi = false;
+
+  void add(uint32_t segment, uint32_t damage);  // damage: EntropyDamage bits
+};
+
+// One warning per kind of damage found (Severity::Warning, subject "jpeg", `stage`), worded
+// like libjpeg-turbo's ("Premature end of JPEG ...": Truncated; "Corrupt JPEG data: ...":
+// CorruptData), naming the first restart interval (or "the scan") and how many more.
+std::vector<Error> entropy_damage_warnings(const BaselineJpeg& jpeg,
+                                           const EntropyDamageSummary& summary,
+                                           const std::string& stage);
+
 // The decoding tables and block layout of the parsed scan (the GPU copies this to the device).
 ScanTables build_scan_tables(const BaselineJpeg& jpeg);
+
+// Step 1 of the method as plain arrays: everything the decoding steps read besides the tables
+// and the quantisation, made once on the host by the CPU reference and by the GPU decoder alike
+// (which uploads it as is; a route through the GPU module would hand it across the module's
+// ABI, since the module links no pixpath library).
+struct ParallelDecodePlan {
+  UnstuffedScan scan;
+  // Per subsequence: first bit, end bit, segment.
+  std::vector<uint32_t> sub_begin, sub_end, sub_seg;
+  // Per segment: end bit, first subsequence (one entry more: the subsequence count), coefficient
+  // slots (blocks x 64), first block (in scan order).
+  std::vector<uint32_t> seg_end_bit, seg_first_sub, seg_slots;
+  std::vector<uint64_t> seg_first_block;
+  // DC prediction chunks (step 6): first block, block count, 1 for a segment's first chunk.
+  std::vector<uint64_t> chunk_first_block;
+  std::vector<uint32_t> chunk_blocks;
+  std::vector<uint8_t> chunk_resets;
+  // The coefficient planes (CoefficientImage's layout).
+  int component_count = 0;
+  std::array<uint32_t, kMaxComponents> blocks_w{}, blocks_h{};
+  std::array<uint64_t, kMaxComponents> offset{};
+  uint64_t coefficients = 0;  // all planes together
+};
+
+// Errors (subject "jpeg", stage "parallel decode"): InvalidArgument (a subsequence under 8
+// bits, `jpeg` not parsed from `data`), LimitExceeded (options.max_coefficient_bytes, 512 MiB
+// of entropy-coded data, 2^32 coefficients in one restart interval).
+Result<ParallelDecodePlan> plan_parallel_decode(std::span<const uint8_t> data,
+                                                const BaselineJpeg& jpeg,
+                                                const ParallelDecodeOptions& options = {});
 
 // `data` is what parse_baseline_jpeg parsed into `jpeg`.
 Result<CoefficientImage> decode_coefficients_parallel(std::span<const uint8_t> data,

@@ -58,6 +58,12 @@ struct GlTextureRegion {
 struct GpuDecodeJob {
   std::span<const uint8_t> data;
   GpuDecodeParams params;
+  // Where the decoder appends the picture's decode warnings (Severity::Warning: damaged data
+  // that still decoded, as decode_to_host() returns them in DecodeResult::warnings); null: the
+  // caller does not want them. Only a decoder that decodes the entropy-coded data itself can
+  // tell (nvJPEG reports none: docs/exactness.md); the paint engine counts them as it counts
+  // the CPU decoders' warnings.
+  std::vector<Error>* warnings = nullptr;
 };
 
 // Completion of queued GPU work (a CUDA event). Lifetime: independent of the decoder that made
