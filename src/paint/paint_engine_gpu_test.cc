@@ -675,6 +675,24 @@ std::vector<uint8_t> jpeg_file(const std::string& name) {
   return bytes.ok() ? std::move(bytes).value() : std::vector<uint8_t>{};
 }
 
+// Submits each file of tests/data/jpeg as a jpeg draw to its own 96x64 window (wid = sequence
+// = 1, 2, ... in order).
+void submit_jpeg_files(PaintEngine& engine, const std::vector<const char*>& files) {
+  int64_t seq = 1;
+  for (const char* f : files) {
+    engine.window_new(seq, 96, 64);
+    DrawPacket p;
+    p.wid = seq;
+    p.sequence = seq;
+    p.w = 96;
+    p.h = 64;
+    p.coding = "jpeg";
+    p.data = SharedBytes::adopt(jpeg_file(f));
+    engine.submit(std::move(p));
+    ++seq;
+  }
+}
+
 // gpu_exactness_refusal (gpu_draw_decoder.h) on the files of tests/data/jpeg (README.md there).
 TEST(GpuRoute, RefusesWhatTheGpuCannotDecodeExactly) {
   struct Case {
@@ -742,19 +760,7 @@ TEST(PaintEngineGpu, RefusedDrawsStayOnTheCpuAndWarningsAreCounted) {
   ASSERT_TRUE(e.ok()) << e.error().message();
   const char* files[] = {"cjpeg-q75.jpg", "cjpeg-progressive-q75.jpg", "cjpeg-arithmetic-q80.jpg",
                          "cjpeg-q75-truncated.jpg", "cjpeg-q75-bitflips.jpg"};
-  int64_t seq = 1;
-  for (const char* f : files) {
-    (*e)->window_new(seq, 96, 64);
-    DrawPacket p;
-    p.wid = seq;
-    p.sequence = seq;
-    p.w = 96;
-    p.h = 64;
-    p.coding = "jpeg";
-    p.data = SharedBytes::adopt(jpeg_file(f));
-    (*e)->submit(std::move(p));
-    ++seq;
-  }
+  submit_jpeg_files(**e, std::vector<const char*>(std::begin(files), std::end(files)));
   ASSERT_TRUE((*e)->wait_idle(std::chrono::seconds(20)));
   const auto st = (*e)->stats();
   EXPECT_EQ(st.gpu_routed_to_cpu, 3);  // progressive, arithmetic, truncated
@@ -797,19 +803,7 @@ TEST(PaintEngineGpu, GpuHostRouteCountsTheDecodersWarnings) {
   c.log = [](std::string_view) {};
   auto e = PaintEngine::create(b, c);
   ASSERT_TRUE(e.ok());
-  int64_t seq = 1;
-  for (const char* f : {"cjpeg-q75-bitflips.jpg", "cjpeg-q75.jpg"}) {
-    (*e)->window_new(seq, 96, 64);
-    DrawPacket p;
-    p.wid = seq;
-    p.sequence = seq;
-    p.w = 96;
-    p.h = 64;
-    p.coding = "jpeg";
-    p.data = SharedBytes::adopt(jpeg_file(f));
-    (*e)->submit(std::move(p));
-    ++seq;
-  }
+  submit_jpeg_files(**e, {"cjpeg-q75-bitflips.jpg", "cjpeg-q75.jpg"});
   ASSERT_TRUE((*e)->wait_idle(std::chrono::seconds(20)));
   EXPECT_EQ(gpu->host_decodes.load(), 2);
   const auto st = (*e)->stats();
@@ -833,19 +827,7 @@ TEST(PaintEngineGpu, CpuRouteCountsWarningsOfDamagedDraws) {
   c.log = [](std::string_view) {};
   auto e = PaintEngine::create(b, c);
   ASSERT_TRUE(e.ok());
-  int64_t seq = 1;
-  for (const char* f : {"cjpeg-q75-truncated.jpg", "cjpeg-q75-bitflips.jpg", "cjpeg-q75.jpg"}) {
-    (*e)->window_new(seq, 96, 64);
-    DrawPacket p;
-    p.wid = seq;
-    p.sequence = seq;
-    p.w = 96;
-    p.h = 64;
-    p.coding = "jpeg";
-    p.data = SharedBytes::adopt(jpeg_file(f));
-    (*e)->submit(std::move(p));
-    ++seq;
-  }
+  submit_jpeg_files(**e, {"cjpeg-q75-truncated.jpg", "cjpeg-q75-bitflips.jpg", "cjpeg-q75.jpg"});
   ASSERT_TRUE((*e)->wait_idle(std::chrono::seconds(20)));
   const auto st = (*e)->stats();
   EXPECT_EQ(st.decode_warnings.at("jpeg"), 2);
