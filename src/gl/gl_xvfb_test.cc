@@ -33,6 +33,27 @@ using namespace std::chrono_literals;
 using testing::have_program;
 using testing::Xvfb;
 
+// DISPLAY set to `display` for the scope, restored (or unset) after, an early ASSERT too.
+class ScopedDisplay {
+ public:
+  explicit ScopedDisplay(const std::string& display) {
+    if (const char* old = std::getenv("DISPLAY")) saved_ = old;
+    setenv("DISPLAY", display.c_str(), 1);
+  }
+  ~ScopedDisplay() {
+    if (saved_) {
+      setenv("DISPLAY", saved_->c_str(), 1);
+    } else {
+      unsetenv("DISPLAY");
+    }
+  }
+  ScopedDisplay(const ScopedDisplay&) = delete;
+  ScopedDisplay& operator=(const ScopedDisplay&) = delete;
+
+ private:
+  std::optional<std::string> saved_;
+};
+
 
 TEST(GlXvfbTest, PresentedWindowMatchesReadback) {
   for (const char* p : {"Xvfb", "xwd", "convert"}) {
@@ -41,9 +62,7 @@ TEST(GlXvfbTest, PresentedWindowMatchesReadback) {
   Xvfb x;
   std::string why;
   ASSERT_TRUE(x.start(&why)) << why;
-  const char* old_display = std::getenv("DISPLAY");
-  const std::string saved = old_display ? old_display : "";
-  setenv("DISPLAY", x.display().c_str(), 1);
+  const ScopedDisplay on_xvfb(x.display());
   {
     GlContextOptions co;
     co.platform = GlPlatform::X11;
@@ -115,11 +134,6 @@ TEST(GlXvfbTest, PresentedWindowMatchesReadback) {
     ASSERT_TRUE((*backing)->create_window(2, 40, 30).ok());
     ASSERT_TRUE((*backing)->resize_window(2, 60, 50).ok());
   }
-  if (old_display) {
-    setenv("DISPLAY", saved.c_str(), 1);
-  } else {
-    unsetenv("DISPLAY");
-  }
 }
 
 // The user's input on a windowed GlBacking (what attach forwards to the server): a window placed
@@ -132,9 +146,7 @@ TEST(GlXvfbTest, WindowedBackingReportsInput) {
   Xvfb x;
   std::string why;
   ASSERT_TRUE(x.start(&why)) << why;
-  const char* old_display = std::getenv("DISPLAY");
-  const std::string saved = old_display ? old_display : "";
-  setenv("DISPLAY", x.display().c_str(), 1);
+  const ScopedDisplay on_xvfb(x.display());
   {
     GlBackingOptions bo;
     bo.windowed = true;
@@ -192,11 +204,6 @@ TEST(GlXvfbTest, WindowedBackingReportsInput) {
     ASSERT_TRUE(b.set_title(7, "renamed").ok());
     seen.clear();
     EXPECT_FALSE(wait_for([](const paint::WindowEvent& e) { return e.kind == paint::EventKind::Configure; }, 10));
-  }
-  if (old_display) {
-    setenv("DISPLAY", saved.c_str(), 1);
-  } else {
-    unsetenv("DISPLAY");
   }
 }
 
