@@ -54,14 +54,7 @@ void expect_refusal(const TempDir& tmp, const std::string& url, std::vector<std:
 // reads until the client goes.
 std::function<void(int)> tls_server(xpra::testing::TestCert cert, int max_version = 0) {
   return [cert, max_version](int fd) {
-    SSL_CTX* ctx = SSL_CTX_new(TLS_server_method());
-    if (max_version) {
-      SSL_CTX_set_security_level(ctx, 0);
-      SSL_CTX_set_min_proto_version(ctx, TLS1_VERSION);
-      SSL_CTX_set_max_proto_version(ctx, max_version);
-    }
-    SSL_CTX_use_certificate_file(ctx, cert.cert_file.c_str(), SSL_FILETYPE_PEM);
-    SSL_CTX_use_PrivateKey_file(ctx, cert.key_file.c_str(), SSL_FILETYPE_PEM);
+    SSL_CTX* ctx = xpra::testing::make_tls_server_ctx(cert, max_version);
     SSL* ssl = SSL_new(ctx);
     SSL_set_fd(ssl, fd);
     if (SSL_accept(ssl) == 1) {

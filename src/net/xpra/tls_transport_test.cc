@@ -33,14 +33,7 @@ struct Dir {
 // max_version: e.g. TLS1_VERSION for a server stuck on TLS 1.0.
 std::function<void(int)> tls_echo(testing::TestCert cert, int max_version = 0) {
   return [cert, max_version](int fd) {
-    SSL_CTX* ctx = SSL_CTX_new(TLS_server_method());
-    if (max_version) {
-      SSL_CTX_set_security_level(ctx, 0);
-      SSL_CTX_set_min_proto_version(ctx, TLS1_VERSION);
-      SSL_CTX_set_max_proto_version(ctx, max_version);
-    }
-    SSL_CTX_use_certificate_file(ctx, cert.cert_file.c_str(), SSL_FILETYPE_PEM);
-    SSL_CTX_use_PrivateKey_file(ctx, cert.key_file.c_str(), SSL_FILETYPE_PEM);
+    SSL_CTX* ctx = testing::make_tls_server_ctx(cert, max_version);
     SSL* ssl = SSL_new(ctx);
     SSL_set_fd(ssl, fd);
     if (SSL_accept(ssl) == 1) {

@@ -65,4 +65,16 @@ Result<TestCert> make_test_cert(const std::string& dir, const std::string& name,
   return out;
 }
 
+SSL_CTX* make_tls_server_ctx(const TestCert& cert, int max_version) {
+  SSL_CTX* ctx = SSL_CTX_new(TLS_server_method());
+  if (max_version) {
+    SSL_CTX_set_security_level(ctx, 0);
+    SSL_CTX_set_min_proto_version(ctx, TLS1_VERSION);
+    SSL_CTX_set_max_proto_version(ctx, max_version);
+  }
+  SSL_CTX_use_certificate_file(ctx, cert.cert_file.c_str(), SSL_FILETYPE_PEM);
+  SSL_CTX_use_PrivateKey_file(ctx, cert.key_file.c_str(), SSL_FILETYPE_PEM);
+  return ctx;
+}
+
 }  // namespace pixpath::xpra::testing

@@ -4,6 +4,8 @@
 // Threading: plain functions.
 #pragma once
 
+#include <openssl/ssl.h>
+
 #include <string>
 #include <vector>
 
@@ -27,5 +29,10 @@ struct TestCert {
 // Writes DIR/NAME.crt and DIR/NAME.key.
 [[nodiscard]] Result<TestCert> make_test_cert(const std::string& dir, const std::string& name,
                                               const TestCertOptions& options);
+
+// A TLS server context serving `cert` (the caller frees it: SSL_CTX_free). max_version, e.g.
+// TLS1_VERSION: a server stuck on that version and older (security level 0, so OpenSSL 3 still
+// offers them); 0: OpenSSL's defaults.
+[[nodiscard]] SSL_CTX* make_tls_server_ctx(const TestCert& cert, int max_version = 0);
 
 }  // namespace pixpath::xpra::testing
