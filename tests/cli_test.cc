@@ -235,10 +235,10 @@ TEST(Cli, DecodeWarnsAboutDamagedJpegsAndReadsCmykAndArithmetic) {
       EXPECT_NE(g.err.find(c.gpu_notice), std::string::npos) << g.err;
       EXPECT_NE(g.out.find("(on the CPU)"), std::string::npos) << g.out;
     } else {
-      // nvJPEG decodes a bit-flipped stream without a word; pixpath's own GPU decoder
-      // (PIXPATH_CUDA_OWN_JPEG=1, docs/exactness.md) reports it as the CPU path does.
+      // nvJPEG decodes a bit-flipped stream without a word; pixpath's own GPU decoder (the
+      // route's default; PIXPATH_CUDA_OWN_JPEG=0 turns it off) reports it as the CPU path does.
       const char* own = std::getenv("PIXPATH_CUDA_OWN_JPEG");
-      const bool own_route = own && std::string(own) == "1";
+      const bool own_route = !(own && std::string(own) == "0");
       EXPECT_EQ(g.exit_code, own_route ? c.status : 0) << g.err;
       if (own_route && c.warning) {
         EXPECT_NE(g.err.find("Corrupt JPEG data"), std::string::npos) << g.err;

@@ -49,6 +49,7 @@ void DeviceState::destroy_backend(BackendState& b) {
 void DeviceState::destroy_slot(Slot& s) {
   if (s.stream) (void)cudaStreamSynchronize(s.stream);
   s.own.reset();
+  s.own_alpha.reset();
   if (s.hw_stream) nvjpegJpegStreamDestroy(s.hw_stream);
   if (s.hw_state) nvjpegJpegStateDestroy(s.hw_state);
   destroy_backend(s.hybrid);

@@ -79,6 +79,7 @@ struct Slot {
   cudaEvent_t decoded = nullptr, converted = nullptr;
   // pixpath's own decoder's buffers (grow-only), made on the slot's first own-decoder picture.
   std::unique_ptr<own_jpeg::DeviceBuffers> own;
+  std::unique_ptr<own_jpeg::DeviceBuffers> own_alpha;  // jpega's alpha JPEG (r.own_alpha)
 };
 
 struct TextureRegistration {

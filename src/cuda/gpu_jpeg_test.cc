@@ -255,7 +255,17 @@ TEST_F(GpuJpegTest, RestartIntervalsAndProgressive) {
   check("gray progressive (auto)", encode(to_gray(rgb), 1920, 1080, prog_gray), 1920, 1080);
 }
 
-TEST_F(GpuJpegTest, JpegaMergesAlpha) {
+// jpega on the default route (pixpath's own decoder, colour and alpha JPEG both) and on
+// nvJPEG's (PIXPATH_CUDA_OWN_JPEG=0).
+class GpuJpegaTest : public GpuJpegTest, public ::testing::WithParamInterface<bool> {};
+
+TEST_P(GpuJpegaTest, MergesAlpha) {
+  const bool own = GetParam();
+  if (!own) setenv("PIXPATH_CUDA_OWN_JPEG", "0", 1);
+  struct Unset {
+    ~Unset() { unsetenv("PIXPATH_CUDA_OWN_JPEG"); }
+  } unset;
+  if (own && !dec().reports_damage()) GTEST_SKIP() << "PIXPATH_CUDA_OWN_JPEG=0 in the environment";
   const int w = 637, h = 411;
   auto rgb = screen_like(w, h, 5);
   std::vector<uint8_t> alpha(size_t(w) * h);
@@ -275,17 +285,36 @@ TEST_F(GpuJpegTest, JpegaMergesAlpha) {
   auto aref = reference_rgba(ajpeg, w, h);  // gray -> R = G = B = alpha
   for (size_t i = 0; i < ref.size(); i += 4) ref[i + 3] = aref[i];
   const auto d = diff(view->plane(0).data, view->plane(0).stride, ref.data(), size_t(w) * 4, w, h);
-  std::printf("  jpega 4:2:0 + gray alpha %dx%d: %s\n", w, h, d.str().c_str());
+  std::printf("  jpega 4:2:0 + gray alpha %dx%d (%s): %s\n", w, h, own ? "own decoder" : "nvJPEG", d.str().c_str());
   EXPECT_TRUE(d.within()) << d.str();
+  if (own) {
+    EXPECT_EQ(std::max({d.max[0], d.max[1], d.max[2], d.max[3]}), 0) << d.str();
+  }
+  EXPECT_TRUE(r->warnings.empty()) << r->warnings[0].message();
   auto info = dec().inspect(data, p);
   ASSERT_TRUE(info.ok());
   EXPECT_TRUE(info->has_alpha);
+
+  if (own) {  // a damaged alpha JPEG is reported, and named as the alpha's
+    std::vector<uint8_t> damaged = data;
+    const size_t mid = color.size() + ajpeg.size() / 2;
+    for (size_t i = mid; i < mid + 8; ++i) damaged[i] ^= 0x5a;
+    auto dr = dec().decode_to_host(damaged, p);
+    ASSERT_TRUE(dr.ok()) << dr.error().message();
+    ASSERT_FALSE(dr->warnings.empty()) << "a damaged alpha JPEG went through silently";
+    EXPECT_EQ(dr->warnings[0].stage(), "gpu alpha") << dr->warnings[0].message();
+  }
 
   p.alpha_offset = int64_t(data.size() + 5);
   auto bad = dec().decode_to_host(data, p);
   ASSERT_FALSE(bad.ok());
   EXPECT_EQ(bad.error().subject(), "jpeg");
 }
+
+INSTANTIATE_TEST_SUITE_P(Routes, GpuJpegaTest, ::testing::Bool(),
+                         [](const ::testing::TestParamInfo<bool>& param) {
+                           return param.param ? "OwnDecoder" : "Nvjpeg";
+                         });
 
 TEST_F(GpuJpegTest, DeviceOutputEqualsHostOutput) {
   auto rgb = screen_like(1001, 555, 9);
@@ -384,15 +413,12 @@ TEST_F(GpuJpegTest, BatchToDeviceEqualsSingleDecodes) {
   for (size_t i = 0; i < again.size(); ++i) EXPECT_EQ(again[i].ok(), i != 6) << i;
 }
 
-// pixpath's own decoder on the GPU route (PIXPATH_CUDA_OWN_JPEG=1, off by default): exactly the
-// CPU path's pixels, no warnings on intact pictures, the damaged file reported through both
-// warning channels (decode_to_host, GpuDecodeJob::warnings); progressive gray, which it does not
-// take, still decoded (nvJPEG) within 1.
+// pixpath's own decoder on the GPU route (the default; PIXPATH_CUDA_OWN_JPEG=0 turns it off):
+// exactly the CPU path's pixels, no warnings on intact pictures, the damaged file reported
+// through both warning channels (decode_to_host, GpuDecodeJob::warnings); progressive gray,
+// which it does not take, refused to the CPU (no damaged picture decoded silently).
 TEST_F(GpuJpegTest, OwnDecoderRouteIsExactAndReportsDamage) {
-  struct EnvGuard {
-    EnvGuard() { setenv("PIXPATH_CUDA_OWN_JPEG", "1", 1); }
-    ~EnvGuard() { unsetenv("PIXPATH_CUDA_OWN_JPEG"); }
-  } env;
+  if (!dec().reports_damage()) GTEST_SKIP() << "PIXPATH_CUDA_OWN_JPEG=0: the route is nvJPEG's";
   int pictures = 0;
   // (4:4:0 is refused by the route before any decoder: docs/exactness.md.)
   for (auto [hs, vs, gray] : {std::tuple{1, 1, false}, std::tuple{2, 1, false}, std::tuple{2, 2, false},
@@ -442,13 +468,10 @@ TEST_F(GpuJpegTest, OwnDecoderRouteIsExactAndReportsDamage) {
   EXPECT_TRUE(w_intact.empty());
   const auto prog = slurp("cjpeg-gray-progressive-q75.jpg");
   auto pr = dec().decode_to_host(prog, {});
-  ASSERT_TRUE(pr.ok()) << pr.error().message();
-  const int pw = pr->picture.width(), ph = pr->picture.height();
-  auto pv = pr->picture.read();
-  ASSERT_TRUE(pv.ok());
-  const auto pref = reference_rgba(prog, pw, ph);
-  const auto pd = diff(pv->plane(0).data, pv->plane(0).stride, pref.data(), size_t(pw) * 4, pw, ph);
-  EXPECT_LE(std::max({pd.max[0], pd.max[1], pd.max[2]}), 1) << pd.str();
+  ASSERT_FALSE(pr.ok()) << "a progressive picture went past the own decoder's route";
+  EXPECT_EQ(pr.error().code(), ErrorCode::Unsupported);
+  EXPECT_EQ(pr.error().stage(), "gpu route");
+  EXPECT_NE(pr.error().reason().find("progressive"), std::string::npos) << pr.error().message();
 }
 
 TEST_F(GpuJpegTest, TenThousandDecodesKeepDeviceMemoryFlat) {

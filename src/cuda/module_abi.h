@@ -26,7 +26,8 @@ namespace pixpath::cuda::abi {
 // 3: decode_to_texture returns a fence; decode_batch_to_device (the paint engine's GPU thread).
 // 4: prepare_texture (registration at window creation, not at the first write).
 // 5: DecodeRequest::own / own_damage (pixpath's own decoder, plain data made by the loader).
-inline constexpr int kAbiVersion = 5;
+// 6: DecodeRequest::own_alpha / own_alpha_damage (jpega's alpha JPEG on the own decoder too).
+inline constexpr int kAbiVersion = 6;
 inline constexpr const char* kEntryPoint = "pixpath_cuda_module_v1";
 
 struct EngineOptions {
@@ -46,9 +47,12 @@ struct DecodeRequest {
   // Non-null: decode the colour JPEG with pixpath's own decoder from this input (made by the
   // loader with make_own_jpeg_input; alive for the call) instead of nvJPEG, and write what it
   // found about damaged entropy data to *own_damage (when non-null). Never batched on the
-  // hardware engines. The loader sets it only without jpega alpha.
+  // hardware engines. With jpega alpha (alpha_offset >= 0) the loader sets both or neither of
+  // own and own_alpha (the alpha JPEG, gray), so the whole picture is checked for damage.
   const own_jpeg::OwnJpegInput* own = nullptr;
   own_jpeg::DamageWords* own_damage = nullptr;
+  const own_jpeg::OwnJpegInput* own_alpha = nullptr;
+  own_jpeg::DamageWords* own_alpha_damage = nullptr;
 };
 
 struct ImageHeader {

@@ -229,6 +229,26 @@ Result<ParsedImage> NvjpegEngine::decode_own(Slot& s, const abi::DecodeRequest& 
   PIXPATH_TRY(own_jpeg::PlanesOut planes,
               own_jpeg::decode_input_to_planes(in, own_jpeg::Options{}, *s.own, s.stream, nullptr, &damage));
   if (r.own_damage) *r.own_damage = damage;
+  if (r.alpha_offset >= 0) {
+    // jpega: the alpha JPEG (gray, the picture's size) into buffers of its own, on the same
+    // stream; the conversion merges it (convert_job).
+    const own_jpeg::OwnJpegInput& a = *r.own_alpha;
+    if (a.components != 1 || a.width != in.width || a.height != in.height)
+      return gpu_error(ErrorCode::CorruptData, "gpu alpha",
+                       "the alpha JPEG is " + std::to_string(a.width) + "x" + std::to_string(a.height) + " with " +
+                           std::to_string(a.components) + " components; gray " + std::to_string(in.width) + "x" +
+                           std::to_string(in.height) + " expected");
+    if (!s.own_alpha) s.own_alpha = std::make_unique<own_jpeg::DeviceBuffers>();
+    own_jpeg::DamageWords alpha_damage;
+    PIXPATH_TRY(own_jpeg::PlanesOut ap, own_jpeg::decode_input_to_planes(a, own_jpeg::Options{}, *s.own_alpha,
+                                                                         s.stream, nullptr, &alpha_damage));
+    if (r.own_alpha_damage) *r.own_alpha_damage = alpha_damage;
+    s.alpha.components = 1;
+    s.alpha.planes[0] = PlaneIn{ap.plane[0], ap.pitch[0], a.sample_width[0], a.sample_height[0]};
+    s.alpha.layout = ChromaLayout::kGray;
+    s.alpha.width = a.width;
+    s.alpha.height = a.height;
+  }
   PlaneSet& c = s.color;
   c.components = in.components;
   for (int k = 0; k < 3; ++k) c.planes[k] = PlaneIn{};
@@ -251,7 +271,7 @@ Result<ParsedImage> NvjpegEngine::decode_own(Slot& s, const abi::DecodeRequest& 
 
 Result<ParsedImage> NvjpegEngine::decode_all(Slot& s, const abi::DecodeRequest& r,
                                              const std::function<Result<void>()>& before_host) {
-  if (r.own && r.alpha_offset < 0) return decode_own(s, r, before_host);
+  if (r.own && (r.alpha_offset < 0 || r.own_alpha)) return decode_own(s, r, before_host);
   auto [color, alpha] = split(r);
   if (!color) return color.error();
   PIXPATH_TRY(ParsedImage img, decode_planes(s, color->first, color->second, r, s.color, false, before_host));

@@ -107,65 +107,82 @@ abi::DecodeRequest request(std::span<const uint8_t> data, const GpuDecodeParams&
   return r;
 }
 
+// pixpath's own GPU decoder (issue 19) is the GPU route's decoder by default; nvJPEG stays for
+// what names it. Why: only a Huffman decode can tell a damaged stream, and nvJPEG decodes a
+// bit-flipped one silently (issue 15, docs/exactness.md); the own decoder reports it (damage
+// words -> the CPU path's kind of warnings), with libjpeg-turbo's pixels. It takes baseline
+// 8-bit Huffman gray and YCbCr 4:4:4 / 4:2:2 / 4:2:0 pictures (the samplings its tests cover),
+// jpega's colour and alpha
+// JPEGs alike, when the request leaves the backend to pixpath (GpuBackend::Auto); the route
+// refuses every other picture to the CPU (gpu_exactness_refusal's own_decoder rule), so none
+// is decoded silently. PIXPATH_CUDA_OWN_JPEG=0 keeps nvJPEG for everything (and its exactness
+// rule: the hardware engines' pictures only); asking for an nvJPEG backend by name keeps
+// nvJPEG (measurements), and so does PIXPATH_CUDA_ACCEPT_ALL=1 (the knob that measures what
+// nvJPEG makes of every picture).
+bool accept_all() {
+  const char* all = std::getenv("PIXPATH_CUDA_ACCEPT_ALL");
+  return all && std::string_view(all) == "1";
+}
+
+bool own_route_enabled() {
+  const char* v = std::getenv("PIXPATH_CUDA_OWN_JPEG");
+  return !accept_all() && !(v && std::string_view(v) == "0");
+}
+
+bool own_decoder_wanted(const GpuDecodeParams& p) { return own_route_enabled() && p.backend == GpuBackend::Auto; }
+
 // The GPU route's refusals (paint::gpu_exactness_refusal: what the GPU cannot decode within +-1
-// of the CPU path, what nvJPEG cannot decode, truncated streams), checked before the module sees
-// the picture; the caller then decodes it on the CPU. Colour pictures count as exact only on
-// the hardware JPEG engines: the GPU has them and the request leaves the backend to nvJPEG; a
-// request that names a decoupled backend (measurements) gets it, exact or not.
-// PIXPATH_CUDA_ACCEPT_ALL=1 turns the check off (measurements only: the exactness sweep shows
-// what nvJPEG makes of those pictures).
+// of the CPU path, what nvJPEG cannot decode, truncated streams, and on the own decoder's route
+// what it does not take), checked before the module sees the picture; the caller then decodes
+// it on the CPU. On nvJPEG, colour pictures count as exact only on the hardware JPEG engines:
+// the GPU has them and the request leaves the backend to nvJPEG; a request that names a
+// decoupled backend (measurements) gets it, exact or not. PIXPATH_CUDA_ACCEPT_ALL=1 turns the
+// check off (measurements only: the exactness sweep shows what nvJPEG makes of those pictures).
 std::optional<Error> refusal(std::span<const uint8_t> data, const GpuDecodeParams& p, int engines) {
-  if (const char* all = std::getenv("PIXPATH_CUDA_ACCEPT_ALL"); all && std::string_view(all) == "1")
-    return std::nullopt;
+  if (accept_all()) return std::nullopt;
   const bool asked_decoupled = p.backend == GpuBackend::Hybrid || p.backend == GpuBackend::GpuHybrid;
   const bool exact_engines = engines > 0 && !asked_decoupled;
+  const bool own = own_decoder_wanted(p);
+  auto check = [&](std::span<const uint8_t> part) {
+    return paint::gpu_exactness_refusal(part, exact_engines, !asked_decoupled, own);
+  };
   std::optional<std::string> why;
   if (p.alpha_offset && *p.alpha_offset > 0 && uint64_t(*p.alpha_offset) < data.size()) {
     const auto split = size_t(*p.alpha_offset);
-    why = paint::gpu_exactness_refusal(data.first(split), exact_engines, !asked_decoupled);
-    if (!why && (why = paint::gpu_exactness_refusal(data.subspan(split), exact_engines, !asked_decoupled))) why = "alpha: " + *why;
+    why = check(data.first(split));
+    if (!why && (why = check(data.subspan(split)))) why = "alpha: " + *why;
   } else {
-    why = paint::gpu_exactness_refusal(data, exact_engines, !asked_decoupled);
+    why = check(data);
   }
   if (!why) return std::nullopt;
   return Error(ErrorCode::Unsupported, "jpeg", "gpu route", *why + "; decode it on the CPU");
 }
 
-// pixpath's own GPU decoder (issue 19) instead of nvJPEG, with PIXPATH_CUDA_OWN_JPEG=1 (off by
-// default until the GPU machine's checks pass with it: CHECK=1 / EXACT=1 / OWN=1 of
-// scripts/gpu-check-run, run with the variable set). Why: only a Huffman decode can tell a
-// damaged stream, and nvJPEG decodes a bit-flipped one silently (issue 15, docs/exactness.md);
-// the own decoder reports it (damage words -> the CPU path's kind of warnings). It takes
-// baseline 8-bit Huffman gray and YCbCr 4:4:4 / 4:2:2 / 4:2:0 / 4:4:0 pictures without jpega
-// alpha when the request leaves the backend to pixpath (GpuBackend::Auto); asking for an
-// nvJPEG backend by name keeps nvJPEG (measurements), and so does PIXPATH_CUDA_ACCEPT_ALL=1
-// (the knob that measures what nvJPEG makes of every picture).
-bool own_decoder_wanted(const GpuDecodeParams& p) {
-  const char* v = std::getenv("PIXPATH_CUDA_OWN_JPEG");
-  const char* all = std::getenv("PIXPATH_CUDA_ACCEPT_ALL");
-  return v && std::string_view(v) == "1" && !(all && std::string_view(all) == "1") &&
-         p.backend == GpuBackend::Auto && !p.alpha_offset;
-}
-
-// One picture on the own decoder's route: its parse, the input the module takes, what the
-// kernels found. Alive for the module call.
-struct OwnRoute {
+// One JPEG on the own decoder's route: its parse, the input the module takes, what the kernels
+// found.
+struct OwnPart {
   codecs::jpeg::BaselineJpeg jpeg;
   own_jpeg::OwnJpegInput input;
   own_jpeg::DamageWords damage;
-  std::vector<Error> warnings() const { return own_jpeg::damage_warnings(jpeg, damage, "gpu decode"); }
 };
 
-// Sets r.own for a picture the own decoder takes. A valid picture it does not take
-// (Unsupported: progressive or extended gray, the only ones the exactness route lets through
-// besides baseline) stays on nvJPEG, within 1 of the CPU path but silent if damaged (the
-// paint engine's own refusal check does not know this route; sending them to the CPU is for
-// when the route is the default). Headers it cannot parse (damaged) are refused: the CPU
-// decodes them and reports what is wrong.
-Result<std::unique_ptr<OwnRoute>> own_route(std::span<const uint8_t> data, const GpuDecodeParams& p,
-                                            abi::DecodeRequest& r) {
-  if (!own_decoder_wanted(p)) return std::unique_ptr<OwnRoute>();
-  auto route = std::make_unique<OwnRoute>();
+// One picture on the own decoder's route (jpega: its alpha JPEG too). Alive for the module
+// call; heap-allocated, so the request's pointers into it stay valid.
+struct OwnRoute {
+  OwnPart color;
+  std::optional<OwnPart> alpha;
+  std::vector<Error> warnings() const {
+    auto w = own_jpeg::damage_warnings(color.jpeg, color.damage, "gpu decode");
+    if (alpha)
+      for (Error& e : own_jpeg::damage_warnings(alpha->jpeg, alpha->damage, "gpu alpha")) w.push_back(std::move(e));
+    return w;
+  }
+};
+
+// Parses one JPEG for the own decoder. Anything it cannot take goes to the CPU, which decodes
+// it and reports what is wrong: the route's refusal check already sent the pictures it does
+// not take there, so what is left is a header the check could read and the parser could not.
+Result<void> own_part(std::span<const uint8_t> data, const GpuDecodeParams& p, OwnPart& part) {
   codecs::jpeg::BaselineLimits limits;
   limits.max_width = p.limits.max_width;
   limits.max_height = p.limits.max_height;
@@ -175,19 +192,36 @@ Result<std::unique_ptr<OwnRoute>> own_route(std::span<const uint8_t> data, const
                  "not for pixpath's own GPU decoder (" + e.message() + "); decode it on the CPU");
   };
   auto parsed = codecs::jpeg::parse_baseline_jpeg(data, limits);
-  if (!parsed.ok()) {
-    if (parsed.error().code() == ErrorCode::Unsupported) return std::unique_ptr<OwnRoute>();
-    return refuse(parsed.error());
+  if (!parsed.ok()) return refuse(parsed.error());
+  part.jpeg = std::move(parsed).value();
+  auto input = own_jpeg::make_own_jpeg_input(data, part.jpeg);
+  if (!input.ok()) return refuse(input.error());
+  part.input = std::move(input).value();
+  return ok();
+}
+
+// Sets r.own (and r.own_alpha for jpega) for a picture on the own decoder's route; null when
+// the request keeps nvJPEG.
+Result<std::unique_ptr<OwnRoute>> own_route(std::span<const uint8_t> data, const GpuDecodeParams& p,
+                                            abi::DecodeRequest& r) {
+  if (!own_decoder_wanted(p)) return std::unique_ptr<OwnRoute>();
+  auto route = std::make_unique<OwnRoute>();
+  if (p.alpha_offset) {
+    if (*p.alpha_offset <= 0 || uint64_t(*p.alpha_offset) >= data.size())
+      return Error(ErrorCode::CorruptData, "jpeg", "gpu route",
+                   "alpha-offset " + std::to_string(*p.alpha_offset) + " outside the " +
+                       std::to_string(data.size()) + "-byte draw");
+    const auto split = size_t(*p.alpha_offset);
+    PIXPATH_CHECK(own_part(data.first(split), p, route->color));
+    route->alpha.emplace();
+    PIXPATH_CHECK(own_part(data.subspan(split), p, *route->alpha));
+    r.own_alpha = &route->alpha->input;
+    r.own_alpha_damage = &route->alpha->damage;
+  } else {
+    PIXPATH_CHECK(own_part(data, p, route->color));
   }
-  route->jpeg = std::move(parsed).value();
-  auto input = own_jpeg::make_own_jpeg_input(data, route->jpeg);
-  if (!input.ok()) {
-    if (input.error().code() == ErrorCode::Unsupported) return std::unique_ptr<OwnRoute>();
-    return refuse(input.error());
-  }
-  route->input = std::move(input).value();
-  r.own = &route->input;
-  r.own_damage = &route->damage;
+  r.own = &route->color.input;
+  r.own_damage = &route->color.damage;
   return route;
 }
 
@@ -425,6 +459,7 @@ class LoadedGpuJpegDecoder final : public GpuJpegDecoder {
     return engine_->prepare_texture(texture_target(texture));
   }
   int hardware_engines() const override { return engine_->hardware_engines(); }
+  bool reports_damage() const override { return own_route_enabled(); }
   std::string info_json() const override { return engine_->info_json(); }
 
  private:

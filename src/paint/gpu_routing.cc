@@ -22,7 +22,7 @@ std::string sampling(const codecs::JpegTables& t) {
 }  // namespace
 
 std::optional<std::string> gpu_exactness_refusal(std::span<const uint8_t> data, bool exact_engines,
-                                                 bool exactness) {
+                                                 bool exactness, bool own_decoder) {
   auto t = codecs::scan_jpeg_tables(data);
   if (!t.ok()) return std::nullopt;  // the decoder says what is wrong
   if (t->sof != 0xC0 && t->sof != 0xC1 && t->sof != 0xC2)
@@ -31,6 +31,16 @@ std::optional<std::string> gpu_exactness_refusal(std::span<const uint8_t> data, 
   if (t->component_count != 1 && t->component_count != 3)
     return std::to_string(t->component_count) + "-component JPEG (CMYK/YCCK): not decoded on the GPU";
   if (!t->has_eoi) return "the stream ends before its EOI marker (truncated?)";
+  if (own_decoder && exactness) {
+    const std::string s = t->component_count == 1 ? "gray" : sampling(*t);
+    if (t->sof != 0xC0)
+      return "a " + t->process() + " " + s + " JPEG is not decoded on the GPU (pixpath's own GPU decoder, " +
+             "which reports damaged data as the CPU path does, takes baseline JPEGs only)";
+    if (s != "gray" && s != "4:4:4" && s != "4:2:2" && s != "4:2:0")
+      return "a colour " + s + " JPEG is not decoded on the GPU (pixpath's own GPU decoder is checked on gray, " +
+             "4:4:4, 4:2:2 and 4:2:0)";
+    return std::nullopt;
+  }
   if (t->component_count == 1 || !exactness) return std::nullopt;
   const std::string s = sampling(*t);
   const char* why = nullptr;

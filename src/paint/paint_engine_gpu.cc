@@ -102,17 +102,18 @@ GpuDecodeParams PaintEngine::Impl::gpu_params(const DrawPacket& p) const {
 bool PaintEngine::Impl::gpu_refuses(const DrawPacket& p) {
   const auto data = p.data.span();
   const bool exact_engines = gpu->hardware_engines() > 0;
+  const bool own_decoder = gpu->reports_damage();
   std::optional<std::string> why;
   if (p.coding == "jpega" && p.options.alpha_offset && *p.options.alpha_offset > 0 &&
       uint64_t(*p.options.alpha_offset) < data.size()) {
     const auto split = size_t(*p.options.alpha_offset);
-    why = gpu_exactness_refusal(data.first(split), exact_engines);
+    why = gpu_exactness_refusal(data.first(split), exact_engines, true, own_decoder);
     if (!why) {
-      why = gpu_exactness_refusal(data.subspan(split), exact_engines);
+      why = gpu_exactness_refusal(data.subspan(split), exact_engines, true, own_decoder);
       if (why) why = "alpha: " + *why;
     }
   } else {
-    why = gpu_exactness_refusal(data, exact_engines);
+    why = gpu_exactness_refusal(data, exact_engines, true, own_decoder);
   }
   if (!why) return false;
   MutexLock lock(mu);

@@ -699,18 +699,20 @@ TEST(GpuRoute, RefusesWhatTheGpuCannotDecodeExactly) {
     const char* file;
     const char* with_engines;     // the refusal's key words; nullptr: taken
     const char* without_engines;
+    const char* own_decoder;      // the own decoder's route (engines or not)
   };
   const Case cases[] = {
-      {"cjpeg-q75.jpg", nullptr, "no hardware JPEG engines"},
-      {"cjpeg-gray-progressive-q75.jpg", nullptr, nullptr},
-      {"cjpeg-progressive-q75.jpg", "progressive", "progressive"},
-      {"cjpeg-extended-q10.jpg", "extended sequential", "extended"},
-      {"cjpeg-440-q75.jpg", "sampling", "4:4:0"},
-      {"cjpeg-arithmetic-q80.jpg", "arithmetic", "arithmetic"},
-      {"pillow-cmyk-q90.jpg", "CMYK", "CMYK"},
-      {"turbojpeg-ycck-420-q85.jpg", "CMYK", "CMYK"},
-      {"cjpeg-q75-truncated.jpg", "EOI", "EOI"},
-      {"cjpeg-q75-bitflips.jpg", nullptr, "no hardware JPEG engines"},  // only a decode can tell
+      {"cjpeg-q75.jpg", nullptr, "no hardware JPEG engines", nullptr},
+      {"cjpeg-gray-progressive-q75.jpg", nullptr, nullptr, "progressive gray"},
+      {"cjpeg-progressive-q75.jpg", "progressive", "progressive", "progressive"},
+      {"cjpeg-extended-q10.jpg", "extended sequential", "extended", "extended"},
+      {"cjpeg-440-q75.jpg", "sampling", "4:4:0", "4:4:0"},
+      {"cjpeg-arithmetic-q80.jpg", "arithmetic", "arithmetic", "arithmetic"},
+      {"pillow-cmyk-q90.jpg", "CMYK", "CMYK", "CMYK"},
+      {"turbojpeg-ycck-420-q85.jpg", "CMYK", "CMYK", "CMYK"},
+      {"cjpeg-q75-truncated.jpg", "EOI", "EOI", "EOI"},
+      // Only a decode can tell: the own decoder's does, and reports it.
+      {"cjpeg-q75-bitflips.jpg", nullptr, "no hardware JPEG engines", nullptr},
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.file);
@@ -724,6 +726,15 @@ TEST(GpuRoute, RefusesWhatTheGpuCannotDecodeExactly) {
       } else {
         ASSERT_TRUE(why) << "taken, expected a refusal naming " << expect;
         EXPECT_NE(why->find(expect), std::string::npos) << *why;
+      }
+    }
+    for (const bool engines : {true, false}) {
+      auto why = gpu_exactness_refusal(data, engines, true, /*own_decoder=*/true);
+      if (!c.own_decoder) {
+        EXPECT_FALSE(why) << *why;
+      } else {
+        ASSERT_TRUE(why) << "taken by the own decoder's route, expected a refusal naming " << c.own_decoder;
+        EXPECT_NE(why->find(c.own_decoder), std::string::npos) << *why;
       }
     }
     // Asked for a decoupled backend by name: only what nvJPEG cannot decode, and truncation.

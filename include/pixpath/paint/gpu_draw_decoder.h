@@ -108,6 +108,10 @@ class GpuDrawDecoder {
   [[nodiscard]] virtual Result<void> prepare_texture(const GlTextureRegion& texture) const = 0;
   // How many hardware JPEG engines a batch spreads over; 0 when there are none.
   virtual int hardware_engines() const = 0;
+  // True when the pictures the route takes are decoded by a decoder that reports damaged
+  // entropy-coded data as the CPU path does (pixpath's own GPU decoder: baseline only), so the
+  // route must refuse what it does not take (gpu_exactness_refusal's own_decoder).
+  virtual bool reports_damage() const { return false; }
 };
 
 // The GPU route's refusals, decided from the JPEG's headers before any decode (a bounded marker
@@ -130,9 +134,13 @@ class GpuDrawDecoder {
 // `data` is one JPEG (for jpega: the colour JPEG and the alpha JPEG are checked one by one).
 // exactness = false (a caller that asked for a backend by name, GpuDecodeParams::backend
 // Hybrid / GpuHybrid, for measurements) keeps only the last two kinds of refusal.
+// own_decoder = true (GpuDrawDecoder::reports_damage(): pixpath's own GPU decoder, exact on
+// every picture it takes, with or without engines) replaces the colour rules by its own: only
+// baseline pictures, gray or 4:4:4 / 4:2:2 / 4:2:0, are taken; progressive and extended
+// ones, gray too, go to the CPU, so that no damaged picture is decoded silently.
 // Stateless; any thread.
 std::optional<std::string> gpu_exactness_refusal(std::span<const uint8_t> data, bool exact_engines,
-                                                 bool exactness = true);
+                                                 bool exactness = true, bool own_decoder = false);
 
 // Makes the GPU decoder when the engine decides it needs one (in PaintEngine::create()). Fails
 // with ErrorCode::Unavailable and a reason when no GPU decoder can be had on this machine.
