@@ -168,12 +168,16 @@ PIXPATH_HD int decode_step(const ScanTables& t, const uint8_t* bytes, uint32_t e
     return 0;
   }
   s.bit += static_cast<uint32_t>(length);
+  // The extra bits follow the code inside the same 32-bit window (code <= 16 bits, extra <= 15;
+  // bits at or past end_bit are zero in it as in a second peek): one read of the stream a
+  // codeword.
+  const uint32_t after_code = bits << length;
   int znew;
   if (dc) {
     const int size = sym;  // 0..15, checked by the parser
     int32_t diff = 0;
     if (size) {
-      diff = huffman_extend(peek32(bytes, s.bit, end_bit) >> (32 - size), size);
+      diff = huffman_extend(after_code >> (32 - size), size);
       s.bit += static_cast<uint32_t>(size);
     }
     *zpos = 0;
@@ -188,7 +192,7 @@ PIXPATH_HD int decode_step(const ScanTables& t, const uint8_t* bytes, uint32_t e
         if (past_63) *past_63 = true;
       }
       *zpos = k;
-      *value = huffman_extend(peek32(bytes, s.bit, end_bit) >> (32 - size), size);
+      *value = huffman_extend(after_code >> (32 - size), size);
       s.bit += static_cast<uint32_t>(size);
       znew = k + 1;
     } else if (run == 15) {
