@@ -268,11 +268,24 @@ PIXPATH_HD void sync_segment_serially(const ScanTables& t, const uint8_t* bytes,
 }
 
 // The coefficient index of block `block` (in scan order: MCU by MCU) in the planar layout.
+// 32-bit divisions where the block number fits (every picture the parser's size limits let
+// through; a 64-bit division is several times dearer on the GPU).
 PIXPATH_HD uint64_t block_coefficient_offset(const BlockLayout& l, uint64_t block) {
-  const uint64_t mcu = block / l.blocks_per_mcu;
-  const uint32_t k = static_cast<uint32_t>(block - mcu * l.blocks_per_mcu);
+  uint64_t mx, my;
+  uint32_t k;
+  if (block <= 0xFFFFFFFFull) {
+    const uint32_t b = static_cast<uint32_t>(block);
+    const uint32_t mcu = b / l.blocks_per_mcu;
+    k = b - mcu * l.blocks_per_mcu;
+    mx = mcu % l.mcus_x;
+    my = mcu / l.mcus_x;
+  } else {
+    const uint64_t mcu = block / l.blocks_per_mcu;
+    k = static_cast<uint32_t>(block - mcu * l.blocks_per_mcu);
+    mx = mcu % l.mcus_x;
+    my = mcu / l.mcus_x;
+  }
   const uint32_t c = l.block_component[k];
-  const uint64_t mx = mcu % l.mcus_x, my = mcu / l.mcus_x;
   const uint64_t bx = mx * l.comp_h[c] + l.block_dx[k];
   const uint64_t by = my * l.comp_v[c] + l.block_dy[k];
   return l.comp_offset[c] + (by * l.comp_blocks_w[c] + bx) * 64;
@@ -302,6 +315,7 @@ PIXPATH_HD WriteResult write_subsequence(const ScanTables& t, const uint8_t* byt
   WriteResult r;
   DecodeState s = start;
   uint32_t slot = first_slot;  // the slot of the current block's coefficient s.z
+  uint64_t cached_block = ~uint64_t{0}, cached_offset = 0;  // block_coefficient_offset, once a block
   int zpos;
   int32_t value;
   while (s.bit < end_bit) {
@@ -318,8 +332,11 @@ PIXPATH_HD WriteResult write_subsequence(const ScanTables& t, const uint8_t* byt
       const uint32_t at = block_slot + static_cast<uint32_t>(zpos);
       if (at < segment_slots) {
         const uint64_t block = segment_first_block + at / 64;
-        out[block_coefficient_offset(t.layout, block) + natural[zpos]] =
-            static_cast<int16_t>(value);
+        if (block != cached_block) {
+          cached_block = block;
+          cached_offset = block_coefficient_offset(t.layout, block);
+        }
+        out[cached_offset + natural[zpos]] = static_cast<int16_t>(value);
       }
     }
     slot += static_cast<uint32_t>(passed);
@@ -375,22 +392,26 @@ PIXPATH_HD uint32_t slot_sum_damage(uint64_t slot_sum, uint32_t segment_slots) {
 //  6c dc_chunk_apply: each chunk rewrites its DC coefficients from its prefix.
 // Sums wrap as uint32 (libjpeg-turbo's unsigned DC arithmetic), so any grouping gives the same
 // values as one serial pass.
-inline constexpr uint32_t kDcChunkMcus = 16;
+inline constexpr uint32_t kDcChunkMcus = 4;  // short serial walks: many GPU threads
 
 PIXPATH_HD void dc_chunk_sums(const BlockLayout& l, uint64_t first_block, uint32_t block_count,
                               const int16_t* out, uint32_t sums[4]) {
   sums[0] = sums[1] = sums[2] = sums[3] = 0;
+  uint32_t k = static_cast<uint32_t>(first_block % l.blocks_per_mcu);  // block within the MCU
   for (uint64_t b = first_block; b < first_block + block_count; ++b) {
-    const uint32_t c = l.block_component[b % l.blocks_per_mcu];
+    const uint32_t c = l.block_component[k];
     sums[c] += static_cast<uint32_t>(static_cast<int32_t>(out[block_coefficient_offset(l, b)]));
+    if (++k == l.blocks_per_mcu) k = 0;
   }
 }
 
 PIXPATH_HD void dc_chunk_apply(const BlockLayout& l, uint64_t first_block, uint32_t block_count,
                                const uint32_t prefix[4], int16_t* out) {
   uint32_t last[4] = {prefix[0], prefix[1], prefix[2], prefix[3]};
+  uint32_t k = static_cast<uint32_t>(first_block % l.blocks_per_mcu);  // block within the MCU
   for (uint64_t b = first_block; b < first_block + block_count; ++b) {
-    const uint32_t c = l.block_component[b % l.blocks_per_mcu];
+    const uint32_t c = l.block_component[k];
+    if (++k == l.blocks_per_mcu) k = 0;
     int16_t& dc = out[block_coefficient_offset(l, b)];
     last[c] += static_cast<uint32_t>(static_cast<int32_t>(dc));
     dc = static_cast<int16_t>(static_cast<int32_t>(last[c]));
