@@ -5,7 +5,7 @@
 // into CUDA memory) and the CPU path (tjDecompress2) on the same file in the same run. For the
 // GPU machine (scripts/gpu-check-run, OWN=1):
 //   own_jpeg_benchmark [--rounds N] [--subsequence-bits B[,B...]] [--sync coop|chain|both]
-//                      [--arithmetic simd|c] [--no-cpu] FILE.jpg...
+//                      [--variants on|off|both] [--arithmetic simd|c] [--no-cpu] FILE.jpg...
 #include <cuda_runtime.h>
 #include <nvjpeg.h>
 #include <turbojpeg.h>
@@ -50,6 +50,7 @@ void usage() {
       "  --subsequence-bits B,...  bits per subsequence, one column each (default 256,512,1024)\n"
       "  --sync coop|chain|both    synchronisation rounds in one cooperative kernel (default),\n"
       "                            as a chain of round kernels, or both side by side\n"
+      "  --variants on|off|both    step 2 once per block index of the MCU (default on), or not\n"
       "  --arithmetic simd|c       IDCT arithmetic: libjpeg-turbo's SIMD (default) or C code\n"
       "  --no-cpu                  skip tjDecompress2\n"
       "  --help                    this text\n");
@@ -59,7 +60,10 @@ void usage() {
 struct Setting {
   uint32_t bits = 1024;
   bool coop = true;
-  std::string name() const { return std::to_string(bits) + (coop ? "" : " chain"); }
+  bool variants = true;
+  std::string name() const {
+    return std::to_string(bits) + (coop ? "" : " chain") + (variants ? "" : " novar");
+  }
 };
 
 // The p50s of one column.
@@ -78,6 +82,7 @@ Column run_own(const std::vector<uint8_t>& data, const Setting& s, int rounds,
   opt.time_phases = true;
   opt.subsequence_bits = s.bits;
   opt.cooperative_sync = s.coop;
+  opt.phase_variants = s.variants;
   opt.arithmetic = arithmetic;
   std::vector<double> total, parse, conv, overhead, span;
   std::vector<std::vector<float>> phases(kPhaseCount);
@@ -192,11 +197,13 @@ void print_legend(int rounds, const std::vector<Setting>& settings) {
   std::printf(
       "own_jpeg_benchmark: pixpath's own GPU JPEG decoder, one picture at a time, host bytes ->\n"
       "RGBA in CUDA memory. p50 of %d rounds per column; columns = subsequence bits (\"chain\":\n"
-      "sync rounds as a chain of kernels instead of one cooperative kernel). Steps, in order:\n"
+      "sync rounds as a chain of kernels instead of one cooperative kernel; \"novar\": step 2\n"
+      "without the block-phase variants). Steps, in order:\n"
       "  parse        host: markers and tables (parse_baseline_jpeg)\n"
       "  host prep    host: unstuffing, subsequence arrays, Huffman lookups, packing the upload\n"
       "  upload       GPU: the one host-to-device copy (pinned)\n"
-      "  speculative  GPU: every subsequence decoded from a guessed start (step 2)\n"
+      "  speculative  GPU: every subsequence decoded from a guessed start (step 2; with\n"
+      "               variants: once per block index of the MCU, with checkpoints)\n"
       "  sync         GPU: synchronisation rounds until no start changes (step 3; no host wait)\n"
       "  offsets      GPU: exclusive scan of the slot counts, checks (step 4)\n"
       "  write        GPU: zeroing + decode again writing coefficients (step 5)\n"
@@ -220,7 +227,7 @@ void print_legend(int rounds, const std::vector<Setting>& settings) {
 int main(int argc, char** argv) {
   int rounds = 30;
   bool cpu = true;
-  std::string sync_kind = "coop";
+  std::string sync_kind = "coop", variant_kind = "on";
   std::vector<uint32_t> bits_list = {256, 512, 1024};
   codecs::jpeg::IdctArithmetic arithmetic = codecs::jpeg::IdctArithmetic::Simd;
   std::vector<std::string> files;
@@ -239,6 +246,12 @@ int main(int argc, char** argv) {
       sync_kind = argv[++i];
       if (sync_kind != "coop" && sync_kind != "chain" && sync_kind != "both") {
         std::fprintf(stderr, "own_jpeg_benchmark: --sync takes coop, chain or both\n");
+        return 2;
+      }
+    } else if (a == "--variants" && i + 1 < argc) {
+      variant_kind = argv[++i];
+      if (variant_kind != "on" && variant_kind != "off" && variant_kind != "both") {
+        std::fprintf(stderr, "own_jpeg_benchmark: --variants takes on, off or both\n");
         return 2;
       }
     } else if (a == "--arithmetic" && i + 1 < argc) {
@@ -268,8 +281,11 @@ int main(int argc, char** argv) {
   }
   std::vector<Setting> settings;
   for (uint32_t b : bits_list) {
-    if (sync_kind != "chain") settings.push_back({b, true});
-    if (sync_kind != "coop") settings.push_back({b, false});
+    for (int v = 1; v >= 0; --v) {
+      if ((v && variant_kind == "off") || (!v && variant_kind == "on")) continue;
+      if (sync_kind != "chain") settings.push_back({b, true, v == 1});
+      if (sync_kind != "coop") settings.push_back({b, false, v == 1});
+    }
   }
   cudaDeviceProp prop{};
   cudaGetDeviceProperties(&prop, 0);

@@ -44,19 +44,46 @@ __global__ void speculative_kernel(const ScanTables* tables, const uint8_t* byte
   slots[j] = r.slots;
 }
 
+// One thread per (subsequence, block index): decode_variant; variant 0 is step 2's guess.
+__global__ void variants_kernel(const ScanTables* tables, const uint8_t* bytes,
+                                SubsequenceArrays a, DecodeState* start, DecodeState* end,
+                                uint32_t* slots, VariantRecord* variants, uint32_t nvar) {
+  const ScanTables& t = shared_tables(tables);
+  const uint64_t i = uint64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i >= uint64_t(a.count) * nvar) return;
+  const uint32_t j = uint32_t(i / nvar), v = uint32_t(i % nvar);
+  DecodeState s;
+  s.bit = a.begin[j];
+  s.block = uint8_t(v);
+  const VariantRecord r =
+      codecs::jpeg::decode_variant(t, bytes, s, a.begin[j], a.end[j], a.seg_end_bit[a.segment[j]]);
+  variants[i] = r;
+  if (v == 0) {
+    start[j] = s;
+    end[j] = r.end;
+    slots[j] = r.slots;
+  }
+}
+
 // One subsequence in one synchronisation round: decoded again from its predecessor's end
 // state of the previous round when that differs from its start (sync_subsequence); every entry
 // of end_out is written. Returns 1 when it changed.
 __device__ uint32_t sync_one(const ScanTables& t, const uint8_t* bytes, const SubsequenceArrays& a,
                              uint32_t j, const DecodeState* end_in, DecodeState* end_out,
-                             DecodeState* start, uint32_t* slots) {
+                             DecodeState* start, uint32_t* slots, const VariantRecord* variants,
+                             uint32_t nvar) {
   DecodeState e = end_in[j];
   uint32_t changed = 0;
   if (a.seg_first_sub[a.segment[j]] != j) {
     const DecodeState pred = end_in[j - 1];
     DecodeState st = start[j];
     SubsequenceResult r;
-    if (codecs::jpeg::sync_subsequence(t, bytes, pred, a.end[j], a.seg_end_bit[a.segment[j]], &st, &r)) {
+    const uint32_t seg_end = a.seg_end_bit[a.segment[j]];
+    const bool moved =
+        variants ? codecs::jpeg::sync_subsequence_variants(t, bytes, pred, a.begin[j], a.end[j], seg_end,
+                                                           variants + uint64_t(j) * nvar, nvar, &st, &r)
+                 : codecs::jpeg::sync_subsequence(t, bytes, pred, a.end[j], seg_end, &st, &r);
+    if (moved) {
       start[j] = st;
       slots[j] = r.slots;
       e = r.end;
@@ -80,7 +107,7 @@ __device__ void count_changes(uint32_t changed, uint32_t* counter) {
 __global__ void sync_coop_kernel(const ScanTables* tables, const uint8_t* bytes,
                                  SubsequenceArrays a, DecodeState* end_a, DecodeState* end_b,
                                  DecodeState* start, uint32_t* slots, uint32_t* flags,
-                                 int max_rounds) {
+                                 const VariantRecord* variants, uint32_t nvar, int max_rounds) {
   cooperative_groups::grid_group grid = cooperative_groups::this_grid();
   const ScanTables& t = shared_tables(tables);
   const uint32_t j = blockIdx.x * blockDim.x + threadIdx.x;
@@ -89,7 +116,8 @@ __global__ void sync_coop_kernel(const ScanTables* tables, const uint8_t* bytes,
   for (int round = 0; round < max_rounds; ++round) {
     uint32_t* counter = &flags[kFlagCoopChanged + round % 3];
     if (j == 0) atomicExch(&flags[kFlagCoopChanged + (round + 1) % 3], 0u);
-    const uint32_t changed = j < a.count ? sync_one(t, bytes, a, j, in, out, start, slots) : 0u;
+    const uint32_t changed =
+        j < a.count ? sync_one(t, bytes, a, j, in, out, start, slots, variants, nvar) : 0u;
     count_changes(changed, counter);
     grid.sync();
     const uint32_t n = *static_cast<volatile uint32_t*>(counter);
@@ -112,11 +140,13 @@ __global__ void sync_coop_kernel(const ScanTables* tables, const uint8_t* bytes,
 __global__ void sync_round_kernel(const ScanTables* tables, const uint8_t* bytes,
                                   SubsequenceArrays a, const DecodeState* end_in,
                                   DecodeState* end_out, DecodeState* start, uint32_t* slots,
-                                  uint32_t* flags, int round) {
+                                  uint32_t* flags, const VariantRecord* variants, uint32_t nvar,
+                                  int round) {
   if (round > 0 && flags[kFlagRoundChanged + round - 1] == 0) return;
   const ScanTables& t = shared_tables(tables);
   const uint32_t j = blockIdx.x * blockDim.x + threadIdx.x;
-  const uint32_t changed = j < a.count ? sync_one(t, bytes, a, j, end_in, end_out, start, slots) : 0u;
+  const uint32_t changed =
+      j < a.count ? sync_one(t, bytes, a, j, end_in, end_out, start, slots, variants, nvar) : 0u;
   count_changes(changed, &flags[kFlagRoundChanged + round]);
 }
 
@@ -342,16 +372,23 @@ unsigned cooperative_capacity() {
 
 cudaError_t launch_speculative(const ScanTables* tables, const uint8_t* bytes,
                                const SubsequenceArrays& a, DecodeState* start, DecodeState* end,
-                               uint32_t* slots, cudaStream_t stream) {
+                               uint32_t* slots, VariantRecord* variants, uint32_t variant_count,
+                               cudaStream_t stream) {
   if (!a.count) return cudaSuccess;
-  speculative_kernel<<<blocks_for(a.count), kThreads, kSharedBytes, stream>>>(tables, bytes, a, start, end, slots);
+  if (variants && variant_count > 0) {
+    variants_kernel<<<blocks_for(uint64_t(a.count) * variant_count), kThreads, kSharedBytes, stream>>>(
+        tables, bytes, a, start, end, slots, variants, variant_count);
+  } else {
+    speculative_kernel<<<blocks_for(a.count), kThreads, kSharedBytes, stream>>>(tables, bytes, a, start, end, slots);
+  }
   return cudaGetLastError();
 }
 
 cudaError_t launch_sync(const ScanTables* tables, const uint8_t* bytes, const SubsequenceArrays& a,
                         DecodeState* end_a, DecodeState* end_b, DecodeState* start,
-                        uint32_t* slots, uint32_t* flags, bool allow_cooperative,
-                        int round_cap, cudaStream_t stream, bool* cooperative) {
+                        uint32_t* slots, uint32_t* flags, const VariantRecord* variants,
+                        uint32_t variant_count, bool allow_cooperative, int round_cap,
+                        cudaStream_t stream, bool* cooperative) {
   *cooperative = false;
   if (!a.count) return cudaSuccess;
   const unsigned blocks = blocks_for(a.count);
@@ -360,7 +397,8 @@ cudaError_t launch_sync(const ScanTables* tables, const uint8_t* bytes, const Su
   if (allow_cooperative && blocks <= cooperative_capacity()) {
     SubsequenceArrays arr = a;
     int max_rounds = round_cap > 0 ? std::min(round_cap, kCoopSyncRounds) : kCoopSyncRounds;
-    void* args[] = {&tables, &bytes, &arr, &end_a, &end_b, &start, &slots, &flags, &max_rounds};
+    void* args[] = {&tables, &bytes, &arr,      &end_a,         &end_b,     &start,
+                    &slots,  &flags, &variants, &variant_count, &max_rounds};
     if (cudaLaunchCooperativeKernel(reinterpret_cast<const void*>(&sync_coop_kernel), dim3(blocks),
                                     dim3(kThreads), args, kSharedBytes, stream) == cudaSuccess) {
       *cooperative = true;
@@ -374,8 +412,8 @@ cudaError_t launch_sync(const ScanTables* tables, const uint8_t* bytes, const Su
     for (int round = 0; round < launched; ++round) {
       const DecodeState* in = round % 2 ? end_b : end_a;
       DecodeState* out = round % 2 ? end_a : end_b;
-      sync_round_kernel<<<blocks, kThreads, kSharedBytes, stream>>>(tables, bytes, a, in, out, start,
-                                                                  slots, flags, round);
+      sync_round_kernel<<<blocks, kThreads, kSharedBytes, stream>>>(
+          tables, bytes, a, in, out, start, slots, flags, variants, variant_count, round);
     }
     sync_summary_kernel<<<1, 32, 0, stream>>>(flags, launched);
     last_end = launched % 2 ? end_b : end_a;

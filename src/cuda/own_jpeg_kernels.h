@@ -51,9 +51,16 @@ inline constexpr int kCoopSyncRounds = 4096;
 using codecs::jpeg::DecodeState;
 using codecs::jpeg::ScanTables;
 
+using codecs::jpeg::VariantRecord;
+
+// Step 2. With `variants` (count * variant_count records; variant_count = the blocks of an MCU):
+// every subsequence once per block index (decode_variant, one thread each), variant 0 giving
+// start/end/slots; the sync rounds then use them (sync_subsequence_variants). Without: one
+// decode a subsequence.
 cudaError_t launch_speculative(const ScanTables* tables, const uint8_t* bytes,
                                const SubsequenceArrays& a, DecodeState* start, DecodeState* end,
-                               uint32_t* slots, cudaStream_t stream);
+                               uint32_t* slots, VariantRecord* variants, uint32_t variant_count,
+                               cudaStream_t stream);
 // One round: reads end_in, writes end_out (every entry), updates start/slots of the changed
 // ones and adds their number to flags[kFlagChanged].
 // Step 3 without a host round trip: the synchronisation rounds (sync_subsequence per
@@ -67,8 +74,9 @@ cudaError_t launch_speculative(const ScanTables* tables, const uint8_t* bytes,
 // round_cap > 0 lowers the cap on rounds (tests of the serial walk).
 cudaError_t launch_sync(const ScanTables* tables, const uint8_t* bytes, const SubsequenceArrays& a,
                         DecodeState* end_a, DecodeState* end_b, DecodeState* start,
-                        uint32_t* slots, uint32_t* flags, bool allow_cooperative,
-                        int round_cap, cudaStream_t stream, bool* cooperative);
+                        uint32_t* slots, uint32_t* flags, const VariantRecord* variants,
+                        uint32_t variant_count, bool allow_cooperative, int round_cap,
+                        cudaStream_t stream, bool* cooperative);
 // excl[0..count]: exclusive prefix sum of slots (excl[count] = total); per subsequence its
 // first slot within its segment; per segment (seg_damage, one word each, written whole) whether
 // its slots fall short of its blocks (slot_sum_damage).

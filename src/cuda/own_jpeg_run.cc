@@ -213,6 +213,14 @@ Result<PlanesOut> decode_input_to_planes(const OwnJpegInput& in, const Options& 
   auto* d_dc_sums = static_cast<uint32_t*>(buffers.device(B::kDcSums, nchunks * 16ull));
   auto* d_dc_prefix = static_cast<uint32_t*>(buffers.device(B::kDcPrefix, nchunks * 16ull));
   auto* d_seg_damage = static_cast<uint32_t*>(buffers.device(B::kSegDamage, nseg * 4ull));
+  const uint32_t nvar = options.phase_variants ? uint32_t(in.tables->blocks_per_mcu) : 0u;
+  VariantRecord* d_variants = nullptr;
+  if (nvar > 0) {
+    d_variants = static_cast<VariantRecord*>(
+        buffers.device(B::kVariants, uint64_t(nsub) * nvar * sizeof(VariantRecord)));
+    if (!d_variants) return gpu_error(ErrorCode::OutOfMemory, "device buffers (variants)");
+  }
+  rep.variants = nvar > 0;
   uint32_t* pinned = buffers.pinned();
   uint8_t* staging = buffers.staging(up.total());  // waits for the previous upload from it
   if (!d_up || !d_start || !d_end_a || !d_end_b || !d_slots || !d_excl || !d_first || !d_coef ||
@@ -250,12 +258,13 @@ Result<PlanesOut> decode_input_to_planes(const OwnJpegInput& in, const Options& 
   events.mark(kPhaseUpload, stream);
   // Steps 2-3: speculative decode, synchronisation (rounds decided on the device).
   OWN_CUDA_TRY("speculative decode",
-               launch_speculative(d_tables, d_bytes, a, d_start, d_end_a, d_slots, stream));
+               launch_speculative(d_tables, d_bytes, a, d_start, d_end_a, d_slots, d_variants, nvar,
+                                  stream));
   events.mark(kPhaseSpeculative, stream);
   rep.subsequences = nsub;
   OWN_CUDA_TRY("sync", launch_sync(d_tables, d_bytes, a, d_end_a, d_end_b, d_start, d_slots, d_flags,
-                                   options.cooperative_sync, options.sync_round_cap, stream,
-                                   &rep.cooperative));
+                                   d_variants, nvar, options.cooperative_sync,
+                                   options.sync_round_cap, stream, &rep.cooperative));
   events.mark(kPhaseSync, stream);
   // Steps 4-6: offsets and checks, write-out, DC prediction; then the IDCT of all components.
   OWN_CUDA_TRY("offsets", launch_offsets(a, d_slots, d_excl, d_first, d_seg_damage, stream));

@@ -88,7 +88,7 @@ struct Stream {
 // the largest RGBA difference from tjDecompress2 goes to *rgba_max_diff.
 std::string check_file(const std::vector<uint8_t>& file, uint32_t bits, DeviceBuffers& buffers,
                        cudaStream_t stream, int* rgba_max_diff, bool cooperative = true,
-                       Report* report = nullptr, int round_cap = 0) {
+                       Report* report = nullptr, int round_cap = 0, bool variants = true) {
   auto parsed = parse_baseline_jpeg(file);
   if (!parsed.ok()) return "parse: " + parsed.error().message();
   ParallelDecodeOptions copt;
@@ -100,6 +100,7 @@ std::string check_file(const std::vector<uint8_t>& file, uint32_t bits, DeviceBu
   opt.arithmetic = installed_arithmetic();
   opt.cooperative_sync = cooperative;
   opt.sync_round_cap = round_cap;
+  opt.phase_variants = variants;
   Report rep;
   auto planes = decode_to_planes(file, *parsed, opt, buffers, stream, &rep);
   if (report) *report = rep;
@@ -176,12 +177,15 @@ TEST(OwnGpuJpeg, EqualsCpuPathOverQualitySamplingRestartContent) {
           // Every fifth picture caps the rounds at 1-3, so the serial walk finishes the job.
           const bool coop = (cases / std::size(sub_bits)) % 2 == 0;
           const int cap = cases % 5 == 4 ? 1 + cases % 3 : 0;
+          // And with and without the block-phase variants of step 2.
+          const bool variants = (cases / 8) % 2 == 0;
           ++cases;
           int diff = 0;
           Report rep;
-          EXPECT_EQ(check_file(file, bits, buffers, stream.s, &diff, coop, &rep, cap), "")
+          EXPECT_EQ(check_file(file, bits, buffers, stream.s, &diff, coop, &rep, cap, variants), "")
               << s.name << " q" << q << " restart " << restart << (noise ? " noise" : " screen")
-              << (coop ? " cooperative" : " chain") << " cap " << cap;
+              << (coop ? " cooperative" : " chain") << " cap " << cap
+              << (variants ? " variants" : " no variants");
           walks += rep.serial_sweep;
           coop_runs += rep.cooperative;
           EXPECT_EQ(diff, 0) << s.name << " q" << q << " restart " << restart;
@@ -203,15 +207,17 @@ TEST(OwnGpuJpeg, FourKScreenPicture) {
   Stream stream;
   for (int restart : {0, 240}) {
     const auto file = encode(3840, 2160, 3, 2, 2, 50, restart, false, 1);
-    for (bool coop : {true, false}) {
+    for (int mode = 0; mode < 3; ++mode) {  // cooperative + variants, chain + variants, no variants
+      const bool coop = mode != 1, variants = mode != 2;
       int diff = 0;
       Report rep;
-      EXPECT_EQ(check_file(file, 1024, buffers, stream.s, &diff, coop, &rep), "")
-          << "restart " << restart << (coop ? " cooperative" : " chain");
+      EXPECT_EQ(check_file(file, 1024, buffers, stream.s, &diff, coop, &rep, 0, variants), "")
+          << "restart " << restart << (coop ? " cooperative" : " chain") << (variants ? " variants" : "");
       EXPECT_EQ(diff, 0);
-      std::printf("4K q50 4:2:0 restart %d: %zu bytes, RGBA max difference %d; sync: %d rounds%s, %s\n",
+      std::printf("4K q50 4:2:0 restart %d: %zu bytes, RGBA max difference %d; sync: %d rounds%s, %s%s\n",
                   restart, file.size(), diff, rep.sync_rounds, rep.serial_sweep ? " + serial walk" : "",
-                  rep.cooperative ? "one cooperative kernel" : "chain of round kernels");
+                  rep.cooperative ? "one cooperative kernel" : "chain of round kernels",
+                  rep.variants ? ", block-phase variants" : "");
     }
   }
 }
@@ -255,6 +261,7 @@ TEST(OwnGpuJpeg, DamageAgreesWithTheCpuReference) {
       Options opt;
       opt.subsequence_bits = bits;
       opt.cooperative_sync = trial % 2 == 0;  // and the chain (short subsequences: its cap, serial walk)
+      opt.phase_variants = trial % 4 < 2;
       auto gpu = decode_to_planes(bad, *p, opt, buffers, stream.s);
       ASSERT_TRUE(gpu.ok()) << "trial " << trial << ": " << gpu.error().message();
       EXPECT_EQ(joined(gpu->warnings), joined(cpu->warnings)) << "restart " << restart << " trial " << trial;
