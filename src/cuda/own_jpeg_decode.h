@@ -5,7 +5,8 @@
 // component planes, then jpeg_color_kernels.h (fancy upsampling + jdcolor.c) into RGBA. Every
 // step's arithmetic is shared with the CPU tests (codecs_jpeg_parallel_test), which find it
 // equal to libjpeg-turbo's coefficients, IDCT samples and tjDecompress2's pixels.
-// NOT wired into the module's routing yet: built as pixpath_own_jpeg (static) for its GPU test.
+// Routed in the module only with PIXPATH_CUDA_OWN_JPEG=1 (decode_input_to_planes; the loader
+// makes the input); pixpath_own_jpeg (static) holds it all for its GPU test and benchmark.
 //
 // The decode is a fixed launch sequence on one stream with no host round trip before its end:
 // one packed upload from pinned memory, the speculative decode, the synchronisation rounds
@@ -14,7 +15,8 @@
 // runs only if the rounds hit their cap (decided on the device), offsets, write-out, DC
 // prediction, one IDCT launch for all components; then one read-back of the damage and sync
 // words and the stream wait that ends the call. No allocation per picture once the buffers
-// have grown to the largest picture.
+// have grown to the largest picture on the device (the host side still allocates the plan's
+// vectors and the unstuffed bytes per picture, then packs them into the pinned buffer).
 //
 // Damaged entropy data (a bit flip, a cut: jpeg_entropy_kernels.h, subsequence_damage) is not
 // an error: the kernels flag it per segment while they write the coefficients, and the decode
