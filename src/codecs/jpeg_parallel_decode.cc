@@ -252,15 +252,20 @@ Result<CoefficientImage> decode_coefficients_parallel(std::span<const uint8_t> d
   const std::vector<uint32_t>& sub_seg = plan.sub_seg;
   const size_t nsub = sub_begin.size();
 
-  // Step 2: speculative decode of every subsequence from its first bit.
+  // Step 2: speculative decode of every subsequence from its first bit, once per block index
+  // (the variants, as the GPU runs them: decode_variant; variant 0 is the ordinary guess).
   std::vector<DecodeState> start(nsub), end(nsub);
   std::vector<uint32_t> slots(nsub);
+  const uint32_t nvar = tables->blocks_per_mcu;
+  std::vector<VariantRecord> variants(nsub * nvar);
   for (size_t j = 0; j < nsub; ++j) {
     start[j] = DecodeState{sub_begin[j], 0, 0};
-    const SubsequenceResult r =
-        decode_subsequence(*tables, bytes, start[j], sub_end[j], seg_end_bit[sub_seg[j]]);
-    end[j] = r.end;
-    slots[j] = r.slots;
+    for (uint32_t v = 0; v < nvar; ++v) {
+      variants[j * nvar + v] = decode_variant(*tables, bytes, DecodeState{sub_begin[j], uint8_t(v), 0},
+                                              sub_begin[j], sub_end[j], seg_end_bit[sub_seg[j]]);
+    }
+    end[j] = variants[j * nvar].end;
+    slots[j] = variants[j * nvar].slots;
   }
 
   // Step 3: synchronisation rounds (each reads the previous round's end states), at most
@@ -276,8 +281,9 @@ Result<CoefficientImage> decode_coefficients_parallel(std::span<const uint8_t> d
     for (size_t j = 0; j < nsub; ++j) {
       if (seg_first_sub[sub_seg[j]] == j) continue;  // its start is known
       SubsequenceResult r;
-      if (sync_subsequence(*tables, bytes, prev_end[j - 1], sub_end[j], seg_end_bit[sub_seg[j]],
-                           &start[j], &r)) {
+      if (sync_subsequence_variants(*tables, bytes, prev_end[j - 1], sub_begin[j], sub_end[j],
+                                    seg_end_bit[sub_seg[j]], &variants[j * nvar], nvar, &start[j],
+                                    &r)) {
         end[j] = r.end;
         slots[j] = r.slots;
         ++changed;

@@ -59,7 +59,10 @@ Result<PlanesOut> decode_to_planes(std::span<const uint8_t> data, const Baseline
       std::chrono::duration<float, std::milli>(std::chrono::steady_clock::now() - host_start).count();
   DamageWords words;
   PIXPATH_TRY(PlanesOut out, decode_input_to_planes(in, options, buffers, stream, report, &words));
-  if (report) report->phase_ms[kPhaseHost] += prep_ms;
+  if (report) {
+    report->phase_ms[kPhaseHost] += prep_ms;
+    report->wall_ms += prep_ms;
+  }
   out.warnings = damage_warnings(jpeg, words, "own gpu decode");
   return out;
 }

@@ -5,12 +5,18 @@
 // component planes, then jpeg_color_kernels.h (fancy upsampling + jdcolor.c) into RGBA. Every
 // step's arithmetic is shared with the CPU tests (codecs_jpeg_parallel_test), which find it
 // equal to libjpeg-turbo's coefficients, IDCT samples and tjDecompress2's pixels.
-// NOT wired into the module's routing yet: built as pixpath_own_jpeg (static) for its GPU test.
+// Routed in the module only with PIXPATH_CUDA_OWN_JPEG=1 (decode_input_to_planes; the loader
+// makes the input); pixpath_own_jpeg (static) holds it all for its GPU test and benchmark.
 //
-// What still waits on the host (to be removed before it is routed): each synchronisation
-// round reads a changed-count back (one stream synchronisation per round, 1-2 rounds
-// usually, at most kMaxSyncRounds + 1 before a serial walk), and the end reads the damage
-// words back (in the same copy and synchronisation that ends the decode).
+// The decode is a fixed launch sequence on one stream with no host round trip before its end:
+// one packed upload from pinned memory, the speculative decode, the synchronisation rounds
+// (one cooperative kernel that loops until a round changes nothing; or, where that launch is
+// not possible, a chain of round kernels that exit early once converged), a serial walk that
+// runs only if the rounds hit their cap (decided on the device), offsets, write-out, DC
+// prediction, one IDCT launch for all components; then one read-back of the damage and sync
+// words and the stream wait that ends the call. No allocation per picture once the buffers
+// have grown to the largest picture on the device (the host side still allocates the plan's
+// vectors and the unstuffed bytes per picture, then packs them into the pinned buffer).
 //
 // Damaged entropy data (a bit flip, a cut: jpeg_entropy_kernels.h, subsequence_damage) is not
 // an error: the kernels flag it per segment while they write the coefficients, and the decode
@@ -36,13 +42,19 @@
 
 namespace pixpath::cuda::own_jpeg {
 
+// Where the time goes (Options::time_phases): host preparation (parse excluded: tables,
+// unstuffing, arrays, the packing of the upload), then stream time from the upload to the
+// IDCT's end, one CUDA event between each two steps.
+enum Phase { kPhaseHost, kPhaseUpload, kPhaseSpeculative, kPhaseSync, kPhaseOffsets,
+             kPhaseWrite, kPhaseDc, kPhaseIdct, kPhaseCount };
+inline constexpr const char* kPhaseNames[kPhaseCount] = {
+    "host prep", "upload", "speculative", "sync", "offsets", "write", "dc", "idct"};
+
 class DeviceBuffers {
  public:
   enum Slot {
-    kTables, kBytes, kSubBegin, kSubEnd, kSubSeg, kSegEndBit, kSegFirstSub, kSegFirstBlock,
-    kSegSlots, kStart, kEndA, kEndB, kSlots, kScan, kFirstSlot, kCoefficients, kPlanes,
-    kFlags, kQuant, kChunkFirstBlock, kChunkBlocks, kChunkResets, kDcSums, kDcPrefix,
-    kSegDamage, kSlotCount
+    kUpload, kStart, kEndA, kEndB, kSlots, kScan, kFirstSlot, kCoefficients, kPlanes, kDcSums,
+    kDcPrefix, kSegDamage, kVariants, kSlotCount
   };
   DeviceBuffers() = default;
   DeviceBuffers(const DeviceBuffers&) = delete;
@@ -51,33 +63,53 @@ class DeviceBuffers {
 
   // A device buffer of at least `bytes` in `slot` (grown, never shrunk); nullptr on failure.
   void* device(Slot slot, size_t bytes);
-  // Pinned host memory for read-backs (16 uint32).
+  // Pinned host memory of at least `bytes` for the packed upload (grown, never shrunk), once
+  // the copy queued from it by the previous decode has run (staging_queued); nullptr on failure.
+  uint8_t* staging(size_t bytes);
+  // The copy from the staging memory is queued on `stream`: the next staging() waits for it.
+  cudaError_t staging_queued(cudaStream_t stream);
+  // Pinned host memory for read-backs (kReadbackWords uint32).
+  static constexpr int kReadbackWords = 64;
   uint32_t* pinned();
+  // The phase timing's events, made on first use (nullptr when that failed).
+  cudaEvent_t event(int phase);
 
  private:
   void* ptr_[kSlotCount] = {};
   size_t size_[kSlotCount] = {};
   uint32_t* pinned_ = nullptr;
+  uint8_t* staging_ = nullptr;
+  size_t staging_size_ = 0;
+  cudaEvent_t staging_done_ = nullptr;
+  cudaEvent_t events_[kPhaseCount] = {};
 };
 
 struct Options {
   uint32_t subsequence_bits = 1024;
+  // Synchronisation rounds in one cooperative kernel when the grid fits on the device (else,
+  // or when false, a chain of round kernels that exit early once converged).
+  bool cooperative_sync = true;
+  // Tests: at most this many synchronisation rounds before the serial walk (0: the defaults,
+  // kCoopSyncRounds or kLaunchedSyncRounds), to run the walk on ordinary pictures.
+  int sync_round_cap = 0;
+  // Step 2 once per block index of the MCU (jpeg_entropy_kernels.h, decode_variant): the sync
+  // rounds' decodes stop where they meet a variant. Same result; more step-2 threads, shorter
+  // rounds (measured on the CPU: 4K q50 4:2:0 at 1024 bits, the rounds' longest decodes add up
+  // to 10.5k bits instead of 17.4k; little change for 4:4:4 or short subsequences).
+  bool phase_variants = true;
   codecs::jpeg::IdctArithmetic arithmetic = codecs::jpeg::IdctArithmetic::Simd;
   bool time_phases = false;  // fill Report::phase_ms (CUDA events between the steps)
 };
 
-// Where the time goes (Options::time_phases): host preparation (parse excluded: tables,
-// unstuffing, arrays), then stream time from upload to the IDCT's end.
-enum Phase { kPhaseHost, kPhaseUpload, kPhaseSpeculative, kPhaseSync, kPhaseOffsets,
-             kPhaseWrite, kPhaseDc, kPhaseIdct, kPhaseCount };
-inline constexpr const char* kPhaseNames[kPhaseCount] = {
-    "host prep", "upload", "speculative", "sync", "offsets", "write", "dc", "idct"};
-
 struct Report {
   float phase_ms[kPhaseCount] = {};
+  float wall_ms = 0;          // host wall time of the call, the final stream wait included
   size_t subsequences = 0;
-  int sync_rounds = 0;        // rounds that changed a start state
-  bool serial_sweep = false;  // the rounds did not converge: one serial walk per segment
+  int sync_rounds = 0;        // rounds that changed a start state (read back with the damage)
+  bool serial_sweep = false;  // the rounds hit their cap: one serial walk per segment ran
+  bool cooperative = false;   // the rounds ran in one cooperative kernel
+  bool variants = false;      // step 2 ran once per block index (Options::phase_variants)
+  size_t upload_bytes = 0;    // the one host-to-device copy
 };
 
 // Device results: coefficients in the planar layout of codecs::jpeg::CoefficientImage, and

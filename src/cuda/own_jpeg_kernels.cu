@@ -1,5 +1,10 @@
 #include "own_jpeg_kernels.h"
 
+#include <cooperative_groups.h>
+
+#include <algorithm>
+#include <atomic>
+
 namespace pixpath::cuda::own_jpeg {
 namespace {
 
@@ -9,8 +14,7 @@ using codecs::jpeg::SubsequenceResult;
 using codecs::jpeg::WriteResult;
 
 constexpr int kThreads = 128;
-
-__constant__ uint8_t c_natural[64];
+constexpr unsigned kFullWarp = 0xFFFFFFFFu;
 
 // The block's threads copy the tables into shared memory (about 11 KB).
 __device__ const ScanTables& shared_tables(const ScanTables* global) {
@@ -40,30 +44,127 @@ __global__ void speculative_kernel(const ScanTables* tables, const uint8_t* byte
   slots[j] = r.slots;
 }
 
-__global__ void sync_kernel(const ScanTables* tables, const uint8_t* bytes, SubsequenceArrays a,
-                            const DecodeState* end_in, DecodeState* end_out, DecodeState* start,
-                            uint32_t* slots, uint32_t* flags) {
+// One thread per (subsequence, block index): decode_variant; variant 0 is step 2's guess.
+__global__ void variants_kernel(const ScanTables* tables, const uint8_t* bytes,
+                                SubsequenceArrays a, DecodeState* start, DecodeState* end,
+                                uint32_t* slots, VariantRecord* variants, uint32_t nvar) {
   const ScanTables& t = shared_tables(tables);
-  const uint32_t j = blockIdx.x * blockDim.x + threadIdx.x;
-  if (j >= a.count) return;
+  const uint64_t i = uint64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i >= uint64_t(a.count) * nvar) return;
+  const uint32_t j = uint32_t(i / nvar), v = uint32_t(i % nvar);
+  DecodeState s;
+  s.bit = a.begin[j];
+  s.block = uint8_t(v);
+  const VariantRecord r =
+      codecs::jpeg::decode_variant(t, bytes, s, a.begin[j], a.end[j], a.seg_end_bit[a.segment[j]]);
+  variants[i] = r;
+  if (v == 0) {
+    start[j] = s;
+    end[j] = r.end;
+    slots[j] = r.slots;
+  }
+}
+
+// One subsequence in one synchronisation round: decoded again from its predecessor's end
+// state of the previous round when that differs from its start (sync_subsequence); every entry
+// of end_out is written. Returns 1 when it changed.
+__device__ uint32_t sync_one(const ScanTables& t, const uint8_t* bytes, const SubsequenceArrays& a,
+                             uint32_t j, const DecodeState* end_in, DecodeState* end_out,
+                             DecodeState* start, uint32_t* slots, const VariantRecord* variants,
+                             uint32_t nvar) {
   DecodeState e = end_in[j];
+  uint32_t changed = 0;
   if (a.seg_first_sub[a.segment[j]] != j) {
     const DecodeState pred = end_in[j - 1];
     DecodeState st = start[j];
     SubsequenceResult r;
-    if (codecs::jpeg::sync_subsequence(t, bytes, pred, a.end[j], a.seg_end_bit[a.segment[j]], &st, &r)) {
+    const uint32_t seg_end = a.seg_end_bit[a.segment[j]];
+    const bool moved =
+        variants ? codecs::jpeg::sync_subsequence_variants(t, bytes, pred, a.begin[j], a.end[j], seg_end,
+                                                           variants + uint64_t(j) * nvar, nvar, &st, &r)
+                 : codecs::jpeg::sync_subsequence(t, bytes, pred, a.end[j], seg_end, &st, &r);
+    if (moved) {
       start[j] = st;
       slots[j] = r.slots;
       e = r.end;
-      atomicAdd(&flags[kFlagChanged], 1u);
+      changed = 1;
     }
   }
   end_out[j] = e;
+  return changed;
 }
 
+// One atomic per warp for the round's change count (every lane of the warp calls this).
+__device__ void count_changes(uint32_t changed, uint32_t* counter) {
+  const unsigned m = __ballot_sync(kFullWarp, changed != 0);
+  if (m && (threadIdx.x & 31) == 0) atomicAdd(counter, uint32_t(__popc(m)));
+}
+
+// All rounds in one cooperative launch (the grid fits on the device at once): a grid-wide
+// barrier between rounds, the change count read by every thread after it, the loop left as
+// soon as a round changed nothing. Counters rotate over 3 words: the one reset in round r was
+// last read before the barrier of round r - 1, which every thread has passed.
+__global__ void sync_coop_kernel(const ScanTables* tables, const uint8_t* bytes,
+                                 SubsequenceArrays a, DecodeState* end_a, DecodeState* end_b,
+                                 DecodeState* start, uint32_t* slots, uint32_t* flags,
+                                 const VariantRecord* variants, uint32_t nvar, int max_rounds) {
+  cooperative_groups::grid_group grid = cooperative_groups::this_grid();
+  const ScanTables& t = shared_tables(tables);
+  const uint32_t j = blockIdx.x * blockDim.x + threadIdx.x;
+  DecodeState* in = end_a;
+  DecodeState* out = end_b;
+  for (int round = 0; round < max_rounds; ++round) {
+    uint32_t* counter = &flags[kFlagCoopChanged + round % 3];
+    if (j == 0) atomicExch(&flags[kFlagCoopChanged + (round + 1) % 3], 0u);
+    const uint32_t changed =
+        j < a.count ? sync_one(t, bytes, a, j, in, out, start, slots, variants, nvar) : 0u;
+    count_changes(changed, counter);
+    grid.sync();
+    const uint32_t n = *static_cast<volatile uint32_t*>(counter);
+    DecodeState* tmp = in;
+    in = out;
+    out = tmp;
+    if (n == 0) {
+      if (j == 0) flags[kFlagSyncRounds] = uint32_t(round);
+      return;
+    }
+  }
+  if (j == 0) {
+    flags[kFlagSyncRounds] = uint32_t(max_rounds);
+    flags[kFlagNotConverged] = 1;
+  }
+}
+
+// One round of the fallback chain; exits at once (the whole grid alike) when the round before
+// changed nothing, so a converged picture costs the rest of the chain only empty launches.
+__global__ void sync_round_kernel(const ScanTables* tables, const uint8_t* bytes,
+                                  SubsequenceArrays a, const DecodeState* end_in,
+                                  DecodeState* end_out, DecodeState* start, uint32_t* slots,
+                                  uint32_t* flags, const VariantRecord* variants, uint32_t nvar,
+                                  int round) {
+  if (round > 0 && flags[kFlagRoundChanged + round - 1] == 0) return;
+  const ScanTables& t = shared_tables(tables);
+  const uint32_t j = blockIdx.x * blockDim.x + threadIdx.x;
+  const uint32_t changed =
+      j < a.count ? sync_one(t, bytes, a, j, end_in, end_out, start, slots, variants, nvar) : 0u;
+  count_changes(changed, &flags[kFlagRoundChanged + round]);
+}
+
+// After the chain: the rounds that changed something, and whether the chain hit its cap.
+__global__ void sync_summary_kernel(uint32_t* flags, int launched) {
+  if (threadIdx.x != 0) return;
+  int rounds = 0;
+  while (rounds < launched && flags[kFlagRoundChanged + rounds] != 0) ++rounds;
+  flags[kFlagSyncRounds] = uint32_t(rounds);
+  flags[kFlagNotConverged] = rounds == launched ? 1u : 0u;
+}
+
+// Runs only when the rounds hit their cap (flags[kFlagNotConverged]): one thread per segment
+// walks its subsequences in order. `end` holds the last round's end states.
 __global__ void serial_sync_kernel(const ScanTables* tables, const uint8_t* bytes,
                                    SubsequenceArrays a, DecodeState* start, DecodeState* end,
-                                   uint32_t* slots) {
+                                   uint32_t* slots, const uint32_t* flags) {
+  if (flags[kFlagNotConverged] == 0) return;
   const uint32_t s = blockIdx.x * blockDim.x + threadIdx.x;
   if (s >= a.segments) return;
   const uint32_t first = a.seg_first_sub[s];
@@ -111,16 +212,19 @@ __global__ void check_kernel(SubsequenceArrays a, const uint64_t* excl, uint32_t
 }
 
 __global__ void write_kernel(const ScanTables* tables, const uint8_t* bytes, SubsequenceArrays a,
-                            const DecodeState* start, const uint32_t* first_slot, int16_t* out,
-                            uint32_t* seg_damage, uint32_t* flags) {
-  const ScanTables& t = shared_tables(tables);
+                            const DecodeState* start, const uint32_t* first_slot,
+                            const uint8_t* natural, int16_t* out, uint32_t* seg_damage,
+                            uint32_t* flags) {
+  __shared__ uint8_t nat[64];
+  if (threadIdx.x < 64) nat[threadIdx.x] = natural[threadIdx.x];
+  const ScanTables& t = shared_tables(tables);  // its barrier also publishes nat
   const uint32_t j = blockIdx.x * blockDim.x + threadIdx.x;
   if (j >= a.count) return;
   const uint32_t s = a.segment[j];
   const uint32_t seg_end = a.seg_end_bit[s];
   const WriteResult w = codecs::jpeg::write_subsequence(
       t, bytes, start[j], a.end[j], seg_end, first_slot[j], a.seg_slots[s],
-      a.seg_first_block[s], c_natural, out);
+      a.seg_first_block[s], nat, out);
   const uint32_t d = codecs::jpeg::subsequence_damage(w, seg_end);
   if (d) {
     atomicOr(&seg_damage[s], d);
@@ -207,18 +311,22 @@ __global__ void dc_apply_kernel(const ScanTables* tables, DcChunks ch, const uin
   codecs::jpeg::dc_chunk_apply(tables->layout, ch.first_block[k], ch.blocks[k], prefix + 4 * k, out);
 }
 
-__global__ void idct_kernel(const int16_t* coefficients, uint32_t blocks_w, uint32_t blocks_h,
-                            const uint16_t* quant, uint8_t* plane, uint32_t pitch,
-                            codecs::jpeg::IdctArithmetic arithmetic) {
-  __shared__ uint16_t q[64];
-  if (threadIdx.x < 64) q[threadIdx.x] = quant[threadIdx.x];
+// One thread per 8x8 block, all components in one grid.
+__global__ void idct_kernel(const int16_t* coefficients, IdctPlanes p, const uint16_t* quant,
+                            uint8_t* planes, codecs::jpeg::IdctArithmetic arithmetic) {
+  __shared__ uint16_t q[4 * 64];
+  for (int i = int(threadIdx.x); i < p.components * 64; i += int(blockDim.x)) q[i] = quant[i];
   __syncthreads();
   const uint64_t b = uint64_t(blockIdx.x) * blockDim.x + threadIdx.x;
-  if (b >= uint64_t(blocks_w) * blocks_h) return;
-  const uint32_t by = uint32_t(b / blocks_w), bx = uint32_t(b % blocks_w);
-  codecs::jpeg::idct_islow_block(coefficients + b * 64, q,
-                                 plane + uint64_t(by) * 8 * pitch + uint64_t(bx) * 8, pitch,
-                                 arithmetic);
+  if (b >= p.first_block[p.components]) return;
+  int c = 0;
+  while (c + 1 < p.components && b >= p.first_block[c + 1]) ++c;
+  const uint64_t k = b - p.first_block[c];
+  const uint32_t by = uint32_t(k / p.blocks_w[c]), bx = uint32_t(k % p.blocks_w[c]);
+  codecs::jpeg::idct_islow_block(coefficients + p.coefficient_offset[c] + k * 64, q + 64 * c,
+                                 planes + p.plane_offset[c] + uint64_t(by) * 8 * p.pitch[c] +
+                                     uint64_t(bx) * 8,
+                                 p.pitch[c], arithmetic);
 }
 
 __global__ void rgba_kernel(codecs::jpeg::SamplePlane luma, codecs::jpeg::SamplePlane cb,
@@ -227,44 +335,93 @@ __global__ void rgba_kernel(codecs::jpeg::SamplePlane luma, codecs::jpeg::Sample
   const int x = int(blockIdx.x * blockDim.x + threadIdx.x);
   const int y = int(blockIdx.y * blockDim.y + threadIdx.y);
   if (x >= width || y >= height) return;
-  const bool gray = cb.data == nullptr;
-  uint8_t px[4];
-  codecs::jpeg::jpeg_pixel_rgba(luma, gray ? nullptr : &cb, gray ? nullptr : &cr, upsampling, x,
-                                y, px);
+  // jpeg_pixel_rgba's steps, spelled out so that no plane's address is taken (that put the
+  // three planes on the thread's stack: 48 bytes of local memory a pixel).
+  const int l = codecs::jpeg::sample_at(luma, x, y);
+  uint8_t px[3] = {uint8_t(l), uint8_t(l), uint8_t(l)};
+  if (cb.data != nullptr) {
+    codecs::jpeg::ycc_to_rgb(l, codecs::jpeg::upsampled(cb, upsampling, x, y),
+                             codecs::jpeg::upsampled(cr, upsampling, x, y), px);
+  }
   *reinterpret_cast<uchar4*>(out + uint64_t(y) * pitch + uint64_t(x) * 4) =
-      make_uchar4(px[0], px[1], px[2], px[3]);
+      make_uchar4(px[0], px[1], px[2], 255);
 }
 
-// 64 bytes per decode, on the current device (constant memory is per device).
-cudaError_t natural_table(cudaStream_t stream) {
-  return cudaMemcpyToSymbolAsync(c_natural, kZigzagToNatural.data(), 64, 0,
-                                 cudaMemcpyHostToDevice, stream);
+// The most blocks of sync_coop_kernel the current device holds at once (0: no cooperative
+// launch there), asked once per device.
+unsigned cooperative_capacity() {
+  constexpr int kDevices = 64;
+  static std::atomic<int> cached[kDevices];  // 0: not asked yet; else capacity + 1
+  int dev = 0;
+  if (cudaGetDevice(&dev) != cudaSuccess || dev < 0 || dev >= kDevices) return 0;
+  if (const int c = cached[dev].load(std::memory_order_relaxed); c > 0) return unsigned(c - 1);
+  int coop = 0, sms = 0, per_sm = 0;
+  unsigned capacity = 0;
+  if (cudaDeviceGetAttribute(&coop, cudaDevAttrCooperativeLaunch, dev) == cudaSuccess && coop &&
+      cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) == cudaSuccess &&
+      cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, sync_coop_kernel, kThreads,
+                                                    kSharedBytes) == cudaSuccess) {
+    capacity = unsigned(sms) * unsigned(per_sm);
+  }
+  (void)cudaGetLastError();  // a failed query leaves no error behind
+  cached[dev].store(int(capacity) + 1, std::memory_order_relaxed);
+  return capacity;
 }
 
 }  // namespace
 
 cudaError_t launch_speculative(const ScanTables* tables, const uint8_t* bytes,
                                const SubsequenceArrays& a, DecodeState* start, DecodeState* end,
-                               uint32_t* slots, cudaStream_t stream) {
+                               uint32_t* slots, VariantRecord* variants, uint32_t variant_count,
+                               cudaStream_t stream) {
   if (!a.count) return cudaSuccess;
-  speculative_kernel<<<blocks_for(a.count), kThreads, kSharedBytes, stream>>>(tables, bytes, a, start, end, slots);
+  if (variants && variant_count > 0) {
+    variants_kernel<<<blocks_for(uint64_t(a.count) * variant_count), kThreads, kSharedBytes, stream>>>(
+        tables, bytes, a, start, end, slots, variants, variant_count);
+  } else {
+    speculative_kernel<<<blocks_for(a.count), kThreads, kSharedBytes, stream>>>(tables, bytes, a, start, end, slots);
+  }
   return cudaGetLastError();
 }
 
-cudaError_t launch_sync_round(const ScanTables* tables, const uint8_t* bytes,
-                              const SubsequenceArrays& a, const DecodeState* end_in,
-                              DecodeState* end_out, DecodeState* start, uint32_t* slots,
-                              uint32_t* flags, cudaStream_t stream) {
+cudaError_t launch_sync(const ScanTables* tables, const uint8_t* bytes, const SubsequenceArrays& a,
+                        DecodeState* end_a, DecodeState* end_b, DecodeState* start,
+                        uint32_t* slots, uint32_t* flags, const VariantRecord* variants,
+                        uint32_t variant_count, bool allow_cooperative, int round_cap,
+                        cudaStream_t stream, bool* cooperative) {
+  *cooperative = false;
   if (!a.count) return cudaSuccess;
-  sync_kernel<<<blocks_for(a.count), kThreads, kSharedBytes, stream>>>(tables, bytes, a, end_in, end_out, start, slots, flags);
-  return cudaGetLastError();
-}
-
-cudaError_t launch_serial_sync(const ScanTables* tables, const uint8_t* bytes,
-                               const SubsequenceArrays& a, DecodeState* start, DecodeState* end,
-                               uint32_t* slots, cudaStream_t stream) {
+  const unsigned blocks = blocks_for(a.count);
+  // After R rounds that all ran, the last end states are in end_b for odd R, end_a for even R.
+  DecodeState* last_end = nullptr;
+  if (allow_cooperative && blocks <= cooperative_capacity()) {
+    SubsequenceArrays arr = a;
+    int max_rounds = round_cap > 0 ? std::min(round_cap, kCoopSyncRounds) : kCoopSyncRounds;
+    void* args[] = {&tables, &bytes, &arr,      &end_a,         &end_b,     &start,
+                    &slots,  &flags, &variants, &variant_count, &max_rounds};
+    if (cudaLaunchCooperativeKernel(reinterpret_cast<const void*>(&sync_coop_kernel), dim3(blocks),
+                                    dim3(kThreads), args, kSharedBytes, stream) == cudaSuccess) {
+      *cooperative = true;
+      last_end = max_rounds % 2 ? end_b : end_a;
+    } else {
+      (void)cudaGetLastError();  // refused (too large, MPS, ...): the chain below instead
+    }
+  }
+  if (!*cooperative) {
+    const int launched = round_cap > 0 ? std::min(round_cap, kLaunchedSyncRounds) : kLaunchedSyncRounds;
+    for (int round = 0; round < launched; ++round) {
+      const DecodeState* in = round % 2 ? end_b : end_a;
+      DecodeState* out = round % 2 ? end_a : end_b;
+      sync_round_kernel<<<blocks, kThreads, kSharedBytes, stream>>>(
+          tables, bytes, a, in, out, start, slots, flags, variants, variant_count, round);
+    }
+    sync_summary_kernel<<<1, 32, 0, stream>>>(flags, launched);
+    last_end = launched % 2 ? end_b : end_a;
+  }
+  if (const cudaError_t e = cudaGetLastError(); e != cudaSuccess) return e;
   if (!a.segments) return cudaSuccess;
-  serial_sync_kernel<<<blocks_for(a.segments), kThreads, 0, stream>>>(tables, bytes, a, start, end, slots);
+  serial_sync_kernel<<<blocks_for(a.segments), kThreads, 0, stream>>>(tables, bytes, a, start,
+                                                                      last_end, slots, flags);
   return cudaGetLastError();
 }
 
@@ -278,11 +435,10 @@ cudaError_t launch_offsets(const SubsequenceArrays& a, const uint32_t* slots, ui
 
 cudaError_t launch_write(const ScanTables* tables, const uint8_t* bytes,
                          const SubsequenceArrays& a, const DecodeState* start,
-                         const uint32_t* first_slot, int16_t* out, uint32_t* seg_damage,
-                         uint32_t* flags, cudaStream_t stream) {
-  if (const cudaError_t e = natural_table(stream); e != cudaSuccess) return e;
+                         const uint32_t* first_slot, const uint8_t* natural, int16_t* out,
+                         uint32_t* seg_damage, uint32_t* flags, cudaStream_t stream) {
   if (!a.count) return cudaSuccess;
-  write_kernel<<<blocks_for(a.count), kThreads, kSharedBytes, stream>>>(tables, bytes, a, start, first_slot, out, seg_damage, flags);
+  write_kernel<<<blocks_for(a.count), kThreads, kSharedBytes, stream>>>(tables, bytes, a, start, first_slot, natural, out, seg_damage, flags);
   damage_kernel<<<blocks_for(a.segments), kThreads, 0, stream>>>(a.segments, seg_damage, flags);
   return cudaGetLastError();
 }
@@ -296,12 +452,13 @@ cudaError_t launch_dc(const ScanTables* tables, const DcChunks& chunks, uint32_t
   return cudaGetLastError();
 }
 
-cudaError_t launch_idct(const int16_t* coefficients, uint32_t blocks_w, uint32_t blocks_h,
-                        const uint16_t* quant, uint8_t* plane, uint32_t pitch,
-                        codecs::jpeg::IdctArithmetic arithmetic, cudaStream_t stream) {
-  const uint64_t n = uint64_t(blocks_w) * blocks_h;
+cudaError_t launch_idct(const int16_t* coefficients, const IdctPlanes& p, const uint16_t* quant,
+                        uint8_t* planes, codecs::jpeg::IdctArithmetic arithmetic,
+                        cudaStream_t stream) {
+  if (p.components < 1 || p.components > 4) return cudaErrorInvalidValue;
+  const uint64_t n = p.first_block[p.components];
   if (!n) return cudaSuccess;
-  idct_kernel<<<blocks_for(n), kThreads, 0, stream>>>(coefficients, blocks_w, blocks_h, quant, plane, pitch, arithmetic);
+  idct_kernel<<<blocks_for(n), kThreads, 0, stream>>>(coefficients, p, quant, planes, arithmetic);
   return cudaGetLastError();
 }
 

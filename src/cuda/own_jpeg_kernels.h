@@ -29,32 +29,54 @@ struct SubsequenceArrays {
 // Words the host reads back after the decode (one copy, with the decode's own final
 // synchronisation): per kind of damage (EntropyDamage bit k, jpeg_entropy_kernels.h) the first
 // segment that has it (kFlagFirstSegment + k, initially kNoSlot) and how many segments do
-// (kFlagSegments + k); the extraneous bytes of all segments; and the sync rounds' change count.
+// (kFlagSegments + k); the extraneous bytes of all segments; and what the synchronisation did
+// (rounds that changed a start state; whether the serial walk ran). The rounds' change counts
+// live here too: the device decides when to stop, the host never waits for a round.
 enum Flag : int {
   kFlagFirstSegment = 0,  // 4 words
   kFlagSegments = 4,      // 4 words
   kFlagExtraBytes = 8,
-  kFlagChanged = 9,
-  kFlagCount = 10
+  kFlagSyncRounds = 9,     // rounds that changed something (written by the sync step)
+  kFlagNotConverged = 10,  // 1: the rounds hit their cap; the guarded serial walk ran
+  kFlagCoopChanged = 11,   // 3 words: the cooperative kernel's change counters (round % 3)
+  kFlagRoundChanged = 16,  // kLaunchedSyncRounds words: change count of each launched round
+  kFlagCount = 16 + 32
 };
+// The fallback chain (no cooperative launch): this many round kernels are queued back to back;
+// each exits at once when the one before changed nothing. The cooperative kernel's cap is
+// kCoopSyncRounds rounds (it leaves the loop as soon as a round changes nothing).
+inline constexpr int kLaunchedSyncRounds = 32;
+inline constexpr int kCoopSyncRounds = 4096;
 
 using codecs::jpeg::DecodeState;
 using codecs::jpeg::ScanTables;
 
+using codecs::jpeg::VariantRecord;
+
+// Step 2. With `variants` (count * variant_count records; variant_count = the blocks of an MCU):
+// every subsequence once per block index (decode_variant, one thread each), variant 0 giving
+// start/end/slots; the sync rounds then use them (sync_subsequence_variants). Without: one
+// decode a subsequence.
 cudaError_t launch_speculative(const ScanTables* tables, const uint8_t* bytes,
                                const SubsequenceArrays& a, DecodeState* start, DecodeState* end,
-                               uint32_t* slots, cudaStream_t stream);
+                               uint32_t* slots, VariantRecord* variants, uint32_t variant_count,
+                               cudaStream_t stream);
 // One round: reads end_in, writes end_out (every entry), updates start/slots of the changed
 // ones and adds their number to flags[kFlagChanged].
-cudaError_t launch_sync_round(const ScanTables* tables, const uint8_t* bytes,
-                              const SubsequenceArrays& a, const DecodeState* end_in,
-                              DecodeState* end_out, DecodeState* start, uint32_t* slots,
-                              uint32_t* flags, cudaStream_t stream);
-// After kMaxSyncRounds rounds that still changed something: one thread per segment walks
-// its subsequences in order (sync_segment_serially) over start/end/slots.
-cudaError_t launch_serial_sync(const ScanTables* tables, const uint8_t* bytes,
-                               const SubsequenceArrays& a, DecodeState* start, DecodeState* end,
-                               uint32_t* slots, cudaStream_t stream);
+// Step 3 without a host round trip: the synchronisation rounds (sync_subsequence per
+// subsequence, reading the previous round's end states) until a round changes nothing, then a
+// serial walk per segment (sync_segment_serially) that runs only when the rounds hit their cap
+// (decided on the device: flags[kFlagNotConverged]). One cooperative kernel with a grid-wide
+// barrier between rounds when the grid fits on the device at once (*cooperative set true),
+// else kLaunchedSyncRounds round kernels queued back to back, each exiting at once after a
+// round that changed nothing. end_a holds the speculative end states, end_b is scratch;
+// flags[kFlagSyncRounds .. kFlagCount) must be zero and flags[kFlagNotConverged] is set here.
+// round_cap > 0 lowers the cap on rounds (tests of the serial walk).
+cudaError_t launch_sync(const ScanTables* tables, const uint8_t* bytes, const SubsequenceArrays& a,
+                        DecodeState* end_a, DecodeState* end_b, DecodeState* start,
+                        uint32_t* slots, uint32_t* flags, const VariantRecord* variants,
+                        uint32_t variant_count, bool allow_cooperative, int round_cap,
+                        cudaStream_t stream, bool* cooperative);
 // excl[0..count]: exclusive prefix sum of slots (excl[count] = total); per subsequence its
 // first slot within its segment; per segment (seg_damage, one word each, written whole) whether
 // its slots fall short of its blocks (slot_sum_damage).
@@ -63,10 +85,11 @@ cudaError_t launch_offsets(const SubsequenceArrays& a, const uint32_t* slots, ui
 // The write-out; each subsequence ORs its subsequence_damage into seg_damage[its segment] and
 // adds its extraneous bytes to flags[kFlagExtraBytes]. Then one thread per segment sums the
 // segments' damage into flags (kFlagFirstSegment, kFlagSegments).
+// `natural`: kZigzagToNatural in device memory (64 bytes, uploaded with the picture).
 cudaError_t launch_write(const ScanTables* tables, const uint8_t* bytes,
                          const SubsequenceArrays& a, const DecodeState* start,
-                         const uint32_t* first_slot, int16_t* out, uint32_t* seg_damage,
-                         uint32_t* flags, cudaStream_t stream);
+                         const uint32_t* first_slot, const uint8_t* natural, int16_t* out,
+                         uint32_t* seg_damage, uint32_t* flags, cudaStream_t stream);
 // DC prediction over `chunks` chunks of blocks (see dc_chunk_sums in
 // jpeg_entropy_kernels.h): sums and prefix are scratch of 4 * chunks uint32 each.
 struct DcChunks {
@@ -77,10 +100,18 @@ struct DcChunks {
 };
 cudaError_t launch_dc(const ScanTables* tables, const DcChunks& chunks, uint32_t* sums,
                       uint32_t* prefix, int16_t* out, cudaStream_t stream);
-// One component: blocks_w x blocks_h blocks from coefficients (natural order) to samples.
-cudaError_t launch_idct(const int16_t* coefficients, uint32_t blocks_w, uint32_t blocks_h,
-                        const uint16_t* quant, uint8_t* plane, uint32_t pitch,
-                        codecs::jpeg::IdctArithmetic arithmetic, cudaStream_t stream);
+// All components in one launch: component c has blocks_w[c] x blocks_h[c] blocks from
+// coefficients + coefficient_offset[c] (natural order) to planes + plane_offset[c] (pitch[c]
+// bytes a row), quantisation quant + 64 * c.
+struct IdctPlanes {
+  int components = 0;
+  uint32_t blocks_w[4] = {}, blocks_h[4] = {}, pitch[4] = {};
+  uint64_t coefficient_offset[4] = {}, plane_offset[4] = {};
+  uint64_t first_block[5] = {};  // running block count: component c's blocks start here
+};
+cudaError_t launch_idct(const int16_t* coefficients, const IdctPlanes& p, const uint16_t* quant,
+                        uint8_t* planes, codecs::jpeg::IdctArithmetic arithmetic,
+                        cudaStream_t stream);
 
 // Planes -> RGBA (jpeg_color_kernels.h): width x height pixels, `pitch` bytes per row. cb/cr
 // with null data: gray.

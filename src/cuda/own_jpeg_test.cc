@@ -87,7 +87,8 @@ struct Stream {
 // The GPU decode of `file` against the CPU path: "" when coefficients and planes are equal;
 // the largest RGBA difference from tjDecompress2 goes to *rgba_max_diff.
 std::string check_file(const std::vector<uint8_t>& file, uint32_t bits, DeviceBuffers& buffers,
-                       cudaStream_t stream, int* rgba_max_diff) {
+                       cudaStream_t stream, int* rgba_max_diff, bool cooperative = true,
+                       Report* report = nullptr, int round_cap = 0, bool variants = true) {
   auto parsed = parse_baseline_jpeg(file);
   if (!parsed.ok()) return "parse: " + parsed.error().message();
   ParallelDecodeOptions copt;
@@ -97,8 +98,12 @@ std::string check_file(const std::vector<uint8_t>& file, uint32_t bits, DeviceBu
   Options opt;
   opt.subsequence_bits = bits;
   opt.arithmetic = installed_arithmetic();
+  opt.cooperative_sync = cooperative;
+  opt.sync_round_cap = round_cap;
+  opt.phase_variants = variants;
   Report rep;
   auto planes = decode_to_planes(file, *parsed, opt, buffers, stream, &rep);
+  if (report) *report = rep;
   if (!planes.ok()) return "gpu: " + planes.error().message();
   if (!planes->warnings.empty()) return "gpu: intact data reported: " + planes->warnings[0].message();
   std::vector<int16_t> coefs(ref->coefficients.size());
@@ -159,24 +164,40 @@ TEST(OwnGpuJpeg, EqualsCpuPathOverQualitySamplingRestartContent) {
   struct S { const char* name; int comps, h, v; } samplings[] = {
       {"4:4:4", 3, 1, 1}, {"4:2:2", 3, 2, 1}, {"4:2:0", 3, 2, 2}, {"gray", 1, 1, 1}};
   const uint32_t sub_bits[] = {32, 100, 256, 1024};
-  int worst = 0, cases = 0;
+  int worst = 0, cases = 0, walks = 0, coop_runs = 0;
   for (int q = 1; q <= 100; ++q) {
     for (const S& s : samplings) {
       for (int restart : {0, 1 + q % 7}) {
         for (bool noise : {false, true}) {
           const int w = 97 + q % 29, h = 61 + q % 19;
           const auto file = encode(w, h, s.comps, s.h, s.v, q, restart, noise, uint32_t(q));
-          const uint32_t bits = sub_bits[size_t(cases++) % std::size(sub_bits)];
+          const uint32_t bits = sub_bits[size_t(cases) % std::size(sub_bits)];
+          // Both synchronisation launches: one cooperative kernel, and the chain of round
+          // kernels (with its cap of kLaunchedSyncRounds and the serial walk after it).
+          // Every fifth picture caps the rounds at 1-3, so the serial walk finishes the job.
+          const bool coop = (cases / std::size(sub_bits)) % 2 == 0;
+          const int cap = cases % 5 == 4 ? 1 + cases % 3 : 0;
+          // And with and without the block-phase variants of step 2.
+          const bool variants = (cases / 8) % 2 == 0;
+          ++cases;
           int diff = 0;
-          EXPECT_EQ(check_file(file, bits, buffers, stream.s, &diff), "")
-              << s.name << " q" << q << " restart " << restart << (noise ? " noise" : " screen");
+          Report rep;
+          EXPECT_EQ(check_file(file, bits, buffers, stream.s, &diff, coop, &rep, cap, variants), "")
+              << s.name << " q" << q << " restart " << restart << (noise ? " noise" : " screen")
+              << (coop ? " cooperative" : " chain") << " cap " << cap
+              << (variants ? " variants" : " no variants");
+          walks += rep.serial_sweep;
+          coop_runs += rep.cooperative;
           EXPECT_EQ(diff, 0) << s.name << " q" << q << " restart " << restart;
           worst = std::max(worst, diff);
         }
       }
     }
   }
-  std::printf("RGBA against tjDecompress2 over %d pictures: max difference %d\n", cases, worst);
+  std::printf("RGBA against tjDecompress2 over %d pictures: max difference %d; %d in one cooperative "
+              "sync kernel, %d finished by the serial walk\n", cases, worst, coop_runs, walks);
+  EXPECT_GT(walks, 0) << "the capped pictures should need the serial walk";
+  EXPECT_GT(coop_runs, 0) << "the cooperative launch should be taken on small pictures";
 }
 
 // A 4K screen-like picture, with and without restart markers, at the default subsequence size.
@@ -186,10 +207,18 @@ TEST(OwnGpuJpeg, FourKScreenPicture) {
   Stream stream;
   for (int restart : {0, 240}) {
     const auto file = encode(3840, 2160, 3, 2, 2, 50, restart, false, 1);
-    int diff = 0;
-    EXPECT_EQ(check_file(file, 1024, buffers, stream.s, &diff), "") << "restart " << restart;
-    EXPECT_EQ(diff, 0);
-    std::printf("4K q50 4:2:0 restart %d: %zu bytes, RGBA max difference %d\n", restart, file.size(), diff);
+    for (int mode = 0; mode < 3; ++mode) {  // cooperative + variants, chain + variants, no variants
+      const bool coop = mode != 1, variants = mode != 2;
+      int diff = 0;
+      Report rep;
+      EXPECT_EQ(check_file(file, 1024, buffers, stream.s, &diff, coop, &rep, 0, variants), "")
+          << "restart " << restart << (coop ? " cooperative" : " chain") << (variants ? " variants" : "");
+      EXPECT_EQ(diff, 0);
+      std::printf("4K q50 4:2:0 restart %d: %zu bytes, RGBA max difference %d; sync: %d rounds%s, %s%s\n",
+                  restart, file.size(), diff, rep.sync_rounds, rep.serial_sweep ? " + serial walk" : "",
+                  rep.cooperative ? "one cooperative kernel" : "chain of round kernels",
+                  rep.variants ? ", block-phase variants" : "");
+    }
   }
 }
 
@@ -231,6 +260,8 @@ TEST(OwnGpuJpeg, DamageAgreesWithTheCpuReference) {
       ASSERT_TRUE(cpu.ok()) << cpu.error().message();
       Options opt;
       opt.subsequence_bits = bits;
+      opt.cooperative_sync = trial % 2 == 0;  // and the chain (short subsequences: its cap, serial walk)
+      opt.phase_variants = trial % 4 < 2;
       auto gpu = decode_to_planes(bad, *p, opt, buffers, stream.s);
       ASSERT_TRUE(gpu.ok()) << "trial " << trial << ": " << gpu.error().message();
       EXPECT_EQ(joined(gpu->warnings), joined(cpu->warnings)) << "restart " << restart << " trial " << trial;

@@ -168,12 +168,16 @@ PIXPATH_HD int decode_step(const ScanTables& t, const uint8_t* bytes, uint32_t e
     return 0;
   }
   s.bit += static_cast<uint32_t>(length);
+  // The extra bits follow the code inside the same 32-bit window (code <= 16 bits, extra <= 15;
+  // bits at or past end_bit are zero in it as in a second peek): one read of the stream a
+  // codeword.
+  const uint32_t after_code = bits << length;
   int znew;
   if (dc) {
     const int size = sym;  // 0..15, checked by the parser
     int32_t diff = 0;
     if (size) {
-      diff = huffman_extend(peek32(bytes, s.bit, end_bit) >> (32 - size), size);
+      diff = huffman_extend(after_code >> (32 - size), size);
       s.bit += static_cast<uint32_t>(size);
     }
     *zpos = 0;
@@ -188,7 +192,7 @@ PIXPATH_HD int decode_step(const ScanTables& t, const uint8_t* bytes, uint32_t e
         if (past_63) *past_63 = true;
       }
       *zpos = k;
-      *value = huffman_extend(peek32(bytes, s.bit, end_bit) >> (32 - size), size);
+      *value = huffman_extend(after_code >> (32 - size), size);
       s.bit += static_cast<uint32_t>(size);
       znew = k + 1;
     } else if (run == 15) {
@@ -247,6 +251,92 @@ PIXPATH_HD bool sync_subsequence(const ScanTables& t, const uint8_t* bytes,
 
 inline constexpr int kMaxSyncRounds = 16;
 
+// Step 2 with block-phase variants (an acceleration of step 3; the result is the same). Most
+// speculative decodes that end in the wrong state have the bit position and zigzag index
+// right but the block within the MCU wrong, and a decode started at the subsequence's first
+// bit with the right block index would have ended right (measured on screen JPEGs). So step 2
+// decodes each subsequence once per block index (the variants; variant 0 is the ordinary
+// speculative decode) and records each variant's state at kVariantCheckpoints points. A sync
+// round's decode from its predecessor's end then stops at the first checkpoint where its state
+// equals a variant's state there -- the same state at the same bit: the same decode from there
+// on -- and takes that variant's end state and remaining slot count. Without such a meeting it
+// decodes to the end as sync_subsequence does.
+inline constexpr int kVariantCheckpoints = 3;
+
+struct VariantRecord {
+  DecodeState end;
+  uint32_t slots = 0;
+  DecodeState at[kVariantCheckpoints];      // the first codeword start at or past checkpoint k
+  uint32_t slots_at[kVariantCheckpoints] = {};  // slots passed before it
+};
+
+// Checkpoint k of the subsequence [begin, end_bit): 1/8, 1/4 and 1/2 of the way.
+PIXPATH_HD uint32_t variant_checkpoint(uint32_t begin, uint32_t end_bit, int k) {
+  return begin + ((end_bit - begin) >> (3 - k));
+}
+
+// One variant: decode_subsequence from `start`, recording the checkpoints. `begin` is the
+// subsequence's first bit.
+PIXPATH_HD VariantRecord decode_variant(const ScanTables& t, const uint8_t* bytes,
+                                        DecodeState start, uint32_t begin, uint32_t end_bit,
+                                        uint32_t segment_end_bit) {
+  VariantRecord v;
+  DecodeState s = start;
+  uint32_t slots = 0;
+  int k = 0;
+  int zpos;
+  int32_t value;
+  while (s.bit < end_bit) {
+    while (k < kVariantCheckpoints && s.bit >= variant_checkpoint(begin, end_bit, k)) {
+      v.at[k] = s;
+      v.slots_at[k] = slots;
+      ++k;
+    }
+    slots += static_cast<uint32_t>(decode_step(t, bytes, segment_end_bit, s, &zpos, &value));
+  }
+  for (; k < kVariantCheckpoints; ++k) {  // past the last codeword start: the end state
+    v.at[k] = s;
+    v.slots_at[k] = slots;
+  }
+  v.end = s;
+  v.slots = slots;
+  return v;
+}
+
+// sync_subsequence with the variants of this subsequence (variant_count of them): the same
+// *start and result (end, slots; result->invalid is not counted here).
+PIXPATH_HD bool sync_subsequence_variants(const ScanTables& t, const uint8_t* bytes,
+                                          DecodeState predecessor_end, uint32_t begin,
+                                          uint32_t end_bit, uint32_t segment_end_bit,
+                                          const VariantRecord* variants, uint32_t variant_count,
+                                          DecodeState* start, SubsequenceResult* result) {
+  if (same_state(*start, predecessor_end)) return false;
+  *start = predecessor_end;
+  DecodeState s = predecessor_end;
+  uint32_t slots = 0;
+  int k = 0;
+  int zpos;
+  int32_t value;
+  while (s.bit < end_bit) {
+    while (k < kVariantCheckpoints && s.bit >= variant_checkpoint(begin, end_bit, k)) {
+      for (uint32_t v = 0; v < variant_count; ++v) {
+        if (same_state(s, variants[v].at[k])) {
+          result->end = variants[v].end;
+          result->slots = slots + (variants[v].slots - variants[v].slots_at[k]);
+          result->invalid = 0;
+          return true;
+        }
+      }
+      ++k;
+    }
+    slots += static_cast<uint32_t>(decode_step(t, bytes, segment_end_bit, s, &zpos, &value));
+  }
+  result->end = s;
+  result->slots = slots;
+  result->invalid = 0;
+  return true;
+}
+
 // Step 3's bounded fallback for one segment (subsequences [first, first + count)): in order,
 // each subsequence whose start differs from its predecessor's end is decoded again from it.
 // Arrays are indexed by subsequence.
@@ -264,11 +354,24 @@ PIXPATH_HD void sync_segment_serially(const ScanTables& t, const uint8_t* bytes,
 }
 
 // The coefficient index of block `block` (in scan order: MCU by MCU) in the planar layout.
+// 32-bit divisions where the block number fits (every picture the parser's size limits let
+// through; a 64-bit division is several times dearer on the GPU).
 PIXPATH_HD uint64_t block_coefficient_offset(const BlockLayout& l, uint64_t block) {
-  const uint64_t mcu = block / l.blocks_per_mcu;
-  const uint32_t k = static_cast<uint32_t>(block - mcu * l.blocks_per_mcu);
+  uint64_t mx, my;
+  uint32_t k;
+  if (block <= 0xFFFFFFFFull) {
+    const uint32_t b = static_cast<uint32_t>(block);
+    const uint32_t mcu = b / l.blocks_per_mcu;
+    k = b - mcu * l.blocks_per_mcu;
+    mx = mcu % l.mcus_x;
+    my = mcu / l.mcus_x;
+  } else {
+    const uint64_t mcu = block / l.blocks_per_mcu;
+    k = static_cast<uint32_t>(block - mcu * l.blocks_per_mcu);
+    mx = mcu % l.mcus_x;
+    my = mcu / l.mcus_x;
+  }
   const uint32_t c = l.block_component[k];
-  const uint64_t mx = mcu % l.mcus_x, my = mcu / l.mcus_x;
   const uint64_t bx = mx * l.comp_h[c] + l.block_dx[k];
   const uint64_t by = my * l.comp_v[c] + l.block_dy[k];
   return l.comp_offset[c] + (by * l.comp_blocks_w[c] + bx) * 64;
@@ -298,6 +401,7 @@ PIXPATH_HD WriteResult write_subsequence(const ScanTables& t, const uint8_t* byt
   WriteResult r;
   DecodeState s = start;
   uint32_t slot = first_slot;  // the slot of the current block's coefficient s.z
+  uint64_t cached_block = ~uint64_t{0}, cached_offset = 0;  // block_coefficient_offset, once a block
   int zpos;
   int32_t value;
   while (s.bit < end_bit) {
@@ -314,8 +418,11 @@ PIXPATH_HD WriteResult write_subsequence(const ScanTables& t, const uint8_t* byt
       const uint32_t at = block_slot + static_cast<uint32_t>(zpos);
       if (at < segment_slots) {
         const uint64_t block = segment_first_block + at / 64;
-        out[block_coefficient_offset(t.layout, block) + natural[zpos]] =
-            static_cast<int16_t>(value);
+        if (block != cached_block) {
+          cached_block = block;
+          cached_offset = block_coefficient_offset(t.layout, block);
+        }
+        out[cached_offset + natural[zpos]] = static_cast<int16_t>(value);
       }
     }
     slot += static_cast<uint32_t>(passed);
@@ -371,22 +478,26 @@ PIXPATH_HD uint32_t slot_sum_damage(uint64_t slot_sum, uint32_t segment_slots) {
 //  6c dc_chunk_apply: each chunk rewrites its DC coefficients from its prefix.
 // Sums wrap as uint32 (libjpeg-turbo's unsigned DC arithmetic), so any grouping gives the same
 // values as one serial pass.
-inline constexpr uint32_t kDcChunkMcus = 16;
+inline constexpr uint32_t kDcChunkMcus = 4;  // short serial walks: many GPU threads
 
 PIXPATH_HD void dc_chunk_sums(const BlockLayout& l, uint64_t first_block, uint32_t block_count,
                               const int16_t* out, uint32_t sums[4]) {
   sums[0] = sums[1] = sums[2] = sums[3] = 0;
+  uint32_t k = static_cast<uint32_t>(first_block % l.blocks_per_mcu);  // block within the MCU
   for (uint64_t b = first_block; b < first_block + block_count; ++b) {
-    const uint32_t c = l.block_component[b % l.blocks_per_mcu];
+    const uint32_t c = l.block_component[k];
     sums[c] += static_cast<uint32_t>(static_cast<int32_t>(out[block_coefficient_offset(l, b)]));
+    if (++k == l.blocks_per_mcu) k = 0;
   }
 }
 
 PIXPATH_HD void dc_chunk_apply(const BlockLayout& l, uint64_t first_block, uint32_t block_count,
                                const uint32_t prefix[4], int16_t* out) {
   uint32_t last[4] = {prefix[0], prefix[1], prefix[2], prefix[3]};
+  uint32_t k = static_cast<uint32_t>(first_block % l.blocks_per_mcu);  // block within the MCU
   for (uint64_t b = first_block; b < first_block + block_count; ++b) {
-    const uint32_t c = l.block_component[b % l.blocks_per_mcu];
+    const uint32_t c = l.block_component[k];
+    if (++k == l.blocks_per_mcu) k = 0;
     int16_t& dc = out[block_coefficient_offset(l, b)];
     last[c] += static_cast<uint32_t>(static_cast<int32_t>(dc));
     dc = static_cast<int16_t>(static_cast<int32_t>(last[c]));
