@@ -1,10 +1,15 @@
 // Writes seed corpora for the decoder fuzz targets: small pictures in every coding and
 // variant the encoders make (sizes 1x1 .. 33x17, alpha, subsamplings, restart, rgb formats
-// and compressions). Usage: fuzz_seed_corpus OUTDIR  ->  OUTDIR/<target>/<name>
+// and compressions); from the first recording given, draws and packets for the network
+// targets; from every recording, its video streams for fuzz_video.
+// Usage: fuzz_seed_corpus OUTDIR [RECORDING...]  ->  OUTDIR/<target>/<name>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <set>
 #include <string>
+#include <vector>
 
 #include <zlib.h>
 
@@ -285,11 +290,68 @@ int scroll_seeds(const std::filesystem::path& root) {
   return n;
 }
 
+// fuzz_video seeds from a recording's video draws (scripts/record-video-sample): each stream
+// (from a `frame` 0 draw or a window's first, of one window, coding, encoded size and csc) as
+// the target's input —
+// the 4 header bytes, then up to 12 packets (2-byte length, flags: frame 0, delayed). Streams
+// whose encoded size the header cannot say (odd, or over 128) are left out.
+int video_seeds(const std::filesystem::path& root, const std::string& file) {
+  auto reader = paint::RecordingReader::open(file);
+  if (!reader.ok()) return 0;
+  auto events = reader->read_all();
+  if (!events.ok()) return 0;
+  struct Stream {
+    std::vector<uint8_t> bytes;
+    int packets = 0;
+  };
+  std::map<int64_t, Stream> open;  // by window
+  std::set<int64_t> seen;          // windows that had a video draw
+  int n = 0;
+  auto flush = [&](int64_t wid) {
+    auto it = open.find(wid);
+    if (it == open.end()) return;
+    if (it->second.packets > 0 && n < 24) {
+      put(root / "video", std::filesystem::path(file).stem().string() + "_" + std::to_string(n), {},
+          it->second.bytes);
+      ++n;
+    }
+    open.erase(it);
+  };
+  for (const auto& e : *events) {
+    if (e.type == paint::RecordType::WindowLost) flush(e.wid);
+    if (e.type != paint::RecordType::Draw) continue;
+    const DrawPacket& d = e.draw;
+    const int coding = d.coding == "h264" ? 0 : d.coding == "vp8" ? 1 : d.coding == "vp9" ? 2 : -1;
+    if (coding < 0) continue;
+    const int w = d.options.scaled_width.value_or(d.w), h = d.options.scaled_height.value_or(d.h);
+    // A stream starts at `frame` 0, or at a window's first video draw (xpra 3.1's vpx encoder
+    // numbers its frames from 1).
+    const bool first = seen.insert(d.wid).second;
+    const bool starts = d.options.frame == 0 || first;
+    if (starts) {
+      flush(d.wid);
+      const int csc = d.options.csc == "YUV420P" ? 0 : d.options.csc == "YUV422P" ? 1
+                    : d.options.csc == "YUV444P" ? 2 : 3;
+      if (w % 2 == 0 && h % 2 == 0 && w >= 2 && h >= 2 && w <= 128 && h <= 128)
+        open[d.wid].bytes = {uint8_t(coding), uint8_t(csc), uint8_t(w / 2 - 1), uint8_t(h / 2 - 1)};
+    }
+    auto it = open.find(d.wid);
+    if (it == open.end() || d.data.size() > 0xffff) continue;
+    Stream& s = it->second;
+    const uint8_t flags = uint8_t((starts ? 1 : 0) | (d.options.delayed > 0 ? 2 : 0));
+    s.bytes.insert(s.bytes.end(), {uint8_t(d.data.size()), uint8_t(d.data.size() >> 8), flags});
+    s.bytes.insert(s.bytes.end(), d.data.data(), d.data.data() + d.data.size());
+    if (++s.packets == 12) flush(d.wid);
+  }
+  while (!open.empty()) flush(open.begin()->first);
+  return n;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 2 && argc != 3) {
-    std::fprintf(stderr, "usage: %s OUTDIR [RECORDING]\n", argv[0]);
+  if (argc < 2) {
+    std::fprintf(stderr, "usage: %s OUTDIR [RECORDING...]\n", argv[0]);
     return 2;
   }
   const std::filesystem::path root = argv[1];
@@ -348,7 +410,8 @@ int main(int argc, char** argv) {
       }
     }
   }
-  if (argc == 3) n += recording_seeds(root, argv[2]);
+  if (argc >= 3) n += recording_seeds(root, argv[2]);
+  for (int i = 2; i < argc; ++i) n += video_seeds(root, argv[i]);
   n += delta_seeds(root);
   n += scroll_seeds(root);
   std::printf("wrote %d seeds under %s\n", n, root.c_str());

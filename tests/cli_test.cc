@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <map>
 
 #include <nlohmann/json.hpp>
 
@@ -142,6 +143,27 @@ TEST(Cli, PlayTheSampleAsJson) {
   EXPECT_EQ(table.exit_code, 0);
   EXPECT_NE(table.out.find("draws/s"), std::string::npos);
   EXPECT_NE(table.err.find("events"), std::string::npos) << "--progress prints progress";
+}
+
+// Video draws from a real xpra 3.1.3 server (h264, then vp8; scripts/record-video-sample) are
+// decoded and painted on the CPU backing, every draw acknowledged once, none failed.
+TEST(Cli, PlayTheVideoSample) {
+  TempDir tmp;
+  auto r = pixpath(tmp, {"play", test_data_dir() + "/sample-video.pxrec", "--pace", "max", "--json",
+                         "--backing", "cpu", "--snapshot-dir", tmp / "snap"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  auto j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["all"]["errors"].get<int64_t>(), 0) << r.out;
+  EXPECT_EQ(j["all"]["skipped"].get<int64_t>(), 0) << r.out;
+  EXPECT_EQ(j["all"]["painted"].get<int64_t>(), j["all"]["draws"].get<int64_t>()) << r.out;
+  std::map<std::string, int64_t> painted;
+  for (const auto& c : j["per_coding"]) {
+    painted[c["coding"].get<std::string>()] = c["painted"].get<int64_t>();
+    EXPECT_EQ(c["errors"].get<int64_t>(), 0) << c.dump();
+  }
+  EXPECT_GT(painted["h264"], 10) << r.out;
+  EXPECT_GT(painted["vp8"], 10) << r.out;
+  EXPECT_FALSE(j["snapshots"].empty());
 }
 
 // The GL backing (Mesa's software renderer here) paints the sample exactly as the CPU backing.

@@ -113,6 +113,35 @@ def test_paint_engine_callback_errors_are_raised():
 XPRA = shutil.which("xpra")
 
 
+def _stop_xvfb(display):
+    """Stops the Xvfb that xpra started for `display`, if it is still running. xpra 3.1 starts
+    it in a session of its own (setsid), so signalling xpra's process group misses it: xpra
+    kills it on a clean exit, but not when it is killed or has not finished starting. Its
+    lock file names its pid (checked against its command line before it is signalled)."""
+    try:
+        pid = int(Path(f"/tmp/.X{display}-lock").read_text().strip())
+        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+    except (OSError, ValueError):
+        return
+    if f":{display}".encode() not in cmdline:
+        return
+    for sig, wait in ((15, 2.0), (9, 2.0)):
+        try:
+            os.kill(pid, sig)
+        except ProcessLookupError:
+            return
+        deadline = time.time() + wait
+        while time.time() < deadline and _running(pid):
+            time.sleep(0.05)
+
+
+def _running(pid):
+    try:  # a zombie (state Z) has stopped; its parent reaps it
+        return not Path(f"/proc/{pid}/stat").read_text().rsplit(") ", 1)[-1].startswith("Z")
+    except OSError:
+        return False
+
+
 @pytest.fixture
 def xpra_server():
     """Debian's xpra 3.1 on a unix socket under its own Xvfb, running xterm; stopped after."""
@@ -153,6 +182,7 @@ def xpra_server():
                 os.killpg(proc.pid, 9)
             except ProcessLookupError:
                 pass
+        _stop_xvfb(display)
         log.close()
         shutil.rmtree(d, ignore_errors=True)
 

@@ -19,16 +19,9 @@
 // PIXPATH_SOAK_SECONDS:
 //   PIXPATH_SOAK_SECONDS=600 ctest --preset default -L soak   (or run the binary)
 #include <gtest/gtest.h>
-#include <signal.h>
-#include <spawn.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <cstdio>
 #include <cstdlib>
-#include <ctime>
-#include <deque>
-#include <fstream>
 #include <functional>
 #include <map>
 #include <mutex>
@@ -37,8 +30,7 @@
 #include "pixpath/client/client_pipeline.h"
 #include "pixpath/core/counters.h"
 #include "pixpath/paint/cpu_backing.h"
-
-extern char** environ;
+#include "soak_support.h"
 
 #ifndef PIXPATH_SOAK_RSS_BOUND_MIB
 #define PIXPATH_SOAK_RSS_BOUND_MIB 20
@@ -52,70 +44,6 @@ using Clock = std::chrono::steady_clock;
 using xpra::testing::XpraServer;
 using xpra::testing::XpraServerOptions;
 using xpra::testing::XpraVersion;
-
-// Seconds for one server version. PIXPATH_SOAK_SECONDS (the user's, per version) wins over
-// PIXPATH_SOAK_SHORT_SECONDS (ctest's short form: the total for both versions, split evenly).
-int soak_seconds() {
-  if (const char* s = std::getenv("PIXPATH_SOAK_SECONDS")) return std::max(5, std::atoi(s));
-  if (const char* s = std::getenv("PIXPATH_SOAK_SHORT_SECONDS")) return std::max(5, std::atoi(s) / 2);
-  return 600;
-}
-
-double rss_mib() {
-  std::ifstream f("/proc/self/statm");
-  long size = 0, resident = 0;
-  f >> size >> resident;
-  return double(resident) * double(sysconf(_SC_PAGESIZE)) / (1024.0 * 1024.0);
-}
-
-// Small X clients started on the server's display and killed by pid (never by name).
-class WindowChurn {
- public:
-  explicit WindowChurn(int display) : display_(":" + std::to_string(display)) {}
-  ~WindowChurn() {
-    while (!alive_.empty()) kill_oldest();
-  }
-  void tick() {
-    if (alive_.size() >= 3) kill_oldest();
-    const bool clock = (n_++ % 2) == 0;
-    std::vector<std::string> args =
-        clock ? std::vector<std::string>{"xclock", "-update", "1"}
-              : std::vector<std::string>{"xmessage", "-timeout", "30", "pixpath soak " + std::to_string(n_)};
-    std::vector<char*> argv;
-    for (auto& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    std::vector<std::string> env_s;
-    for (char** e = environ; *e; ++e) {
-      if (std::string_view(*e).substr(0, 8) != "DISPLAY=") env_s.emplace_back(*e);
-    }
-    env_s.push_back("DISPLAY=" + display_);
-    std::vector<char*> envp;
-    for (auto& e : env_s) envp.push_back(e.data());
-    envp.push_back(nullptr);
-    pid_t pid = -1;
-    if (posix_spawnp(&pid, argv[0], nullptr, nullptr, argv.data(), envp.data()) == 0) {
-      alive_.push_back(pid);
-      started_++;
-    }
-  }
-  int started() const { return started_; }
-
- private:
-  void kill_oldest() {
-    pid_t pid = alive_.front();
-    alive_.pop_front();
-    ::kill(pid, SIGTERM);
-    int status = 0;
-    for (int i = 0; i < 50 && ::waitpid(pid, &status, WNOHANG) == 0; ++i) usleep(20000);
-    if (::waitpid(pid, &status, WNOHANG) == 0) {
-      ::kill(pid, SIGKILL);
-      ::waitpid(pid, &status, 0);
-    }
-  }
-  std::string display_;
-  std::deque<pid_t> alive_;
-  int n_ = 0, started_ = 0;
-};
 
 struct Sample {
   double t = 0;
@@ -134,7 +62,7 @@ class Soak : public ::testing::TestWithParam<XpraVersion> {
 };
 
 TEST_P(Soak, BusyRealServer) {
-  const int seconds = soak_seconds();
+  const int seconds = soak::soak_seconds(2);
   const double warmup = std::min(60.0, seconds / 4.0);
   std::printf("soak: %d s against a real xpra %s server (warm-up %.0f s)\n", seconds,
               xpra::testing::xpra_version_name(GetParam()), warmup);
@@ -197,14 +125,19 @@ TEST_P(Soak, BusyRealServer) {
     auto pipeline = std::move(p_r).value();
     ASSERT_TRUE(pipeline->wait_until_ready(30s).ok());
 
-    WindowChurn churn(server->display());
+    // Small windows (xclock, xmessage) opened and killed: at most three at a time.
+    soak::ProcessChurn churn(server->display(), [](int n) {
+      return n % 2 == 0 ? std::vector<std::string>{"xclock", "-update", "1"}
+                        : std::vector<std::string>{"xmessage", "-timeout", "30",
+                                                   "pixpath soak " + std::to_string(n + 1)};
+    }, 3);
     std::vector<Sample> samples;
     const auto t0 = Clock::now();
     auto elapsed = [&] { return std::chrono::duration<double>(Clock::now() - t0).count(); };
     auto sample = [&] {
       auto c = counters();
       auto st = pipeline->stats();
-      samples.push_back(Sample{elapsed(), rss_mib(), c.live_storages(), c.live_bytes(),
+      samples.push_back(Sample{elapsed(), soak::rss_mib(), c.live_storages(), c.live_bytes(),
                                st.engine.queued_draws, st.draws_submitted, st.acks,
                                backing.windows().size()});
       const Sample& s = samples.back();
