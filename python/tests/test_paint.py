@@ -145,6 +145,12 @@ def xpra_server():
             time.sleep(0.1)
         yield f"socket://{sock}"
     finally:
+        # xpra 3.1 starts its Xvfb in a session of its own: killing xpra's group sometimes left
+        # it running (seen here), so stop it by the display's lock file too.
+        try:
+            xvfb = int(Path(f"/tmp/.X{display}-lock").read_text().strip())
+        except (OSError, ValueError):
+            xvfb = None
         try:
             os.killpg(proc.pid, 15)
             proc.wait(10)
@@ -152,6 +158,12 @@ def xpra_server():
             try:
                 os.killpg(proc.pid, 9)
             except ProcessLookupError:
+                pass
+        if xvfb:
+            try:
+                if b"Xvfb" in Path(f"/proc/{xvfb}/cmdline").read_bytes():
+                    os.kill(xvfb, 15)
+            except OSError:
                 pass
         log.close()
         shutil.rmtree(d, ignore_errors=True)
