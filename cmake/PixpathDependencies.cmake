@@ -10,7 +10,12 @@ pkg_check_modules(LZ4 REQUIRED IMPORTED_TARGET liblz4)
 pkg_check_modules(BROTLI REQUIRED IMPORTED_TARGET libbrotlidec libbrotlienc)
 # Video draws (h264, vp8, vp9): libavcodec decodes, libyuv converts YUV for the CPU backing
 # (libswscale only for the benchmark that chose libyuv; docs/performance.md).
-pkg_check_modules(AVCODEC REQUIRED IMPORTED_TARGET libavcodec libavutil)
+# PIXPATH_WITH_VIDEO=OFF builds without libavcodec (no video codings; src/codecs/
+# video_decoder_none.cc): for a small package, e.g. python/stage-gpu's.
+option(PIXPATH_WITH_VIDEO "Decode video draws (h264, vp8, vp9) with libavcodec" ON)
+if(PIXPATH_WITH_VIDEO)
+  pkg_check_modules(AVCODEC REQUIRED IMPORTED_TARGET libavcodec libavutil)
+endif()
 find_library(PIXPATH_LIBYUV yuv REQUIRED)
 find_path(PIXPATH_LIBYUV_INCLUDE libyuv.h REQUIRED)
 find_package(fmt REQUIRED)

@@ -215,6 +215,27 @@ def plot(results, out: Path, tag: str):
     plt.close(fig)
 
 
+def targets(results):
+    """The issue's CPU targets per file, from the medians (wall and thread CPU ms) and the
+    throughput at the largest thread count: >= 1.5x Pillow; within 5% of simplejpeg and
+    PyTurboJPEG at one thread (pixpath / peer <= 1.05); ahead of them with threads."""
+    lines = []
+    for label, e in results["files"].items():
+        lat, cpu, tp = e["latency_ms"], e["cpu_ms"], e["throughput"]
+        px = "pixpath"
+        parts = [f"x Pillow {lat['Pillow'] / lat[px]:.2f} (cpu {cpu['Pillow'] / cpu[px]:.2f})"]
+        for peer in ("simplejpeg", "PyTurboJPEG"):
+            if peer in lat:
+                parts.append(f"/{peer} {lat[px] / lat[peer]:.3f} (cpu {cpu[px] / cpu[peer]:.3f})")
+        tmax = max(tp[px], key=int)
+        rivals = {n: v[tmax] for n, v in tp.items() if not n.startswith("pixpath") and n != "Pillow load() only"}
+        if rivals:
+            best = max(rivals, key=rivals.get)
+            parts.append(f"{tmax}T {tp[px][tmax]:.0f}/s vs {best} {rivals[best]:.0f}/s")
+        lines.append(f"TARGET {label:20s} " + "  ".join(parts))
+    return lines
+
+
 def machine():
     cpu = platform.processor() or "cpu"
     try:
@@ -300,6 +321,8 @@ def main():
     print("\nthread CPU ms (median), one thread:")
     for label, e in results["files"].items():
         print(f"| {label} | " + " | ".join(f"{e['cpu_ms'].get(n, float('nan')):.2f}" for n in e["cpu_ms"]) + " |")
+    print("\ntargets (>= 1.5x Pillow; pixpath/peer <= 1.05 at one thread; ahead with threads):")
+    print("\n".join(targets(results)))
 
 
 if __name__ == "__main__":

@@ -144,4 +144,5 @@ def attach(url: str, *, decode_threads: int = 2, decoder: Literal["cpu", "gpu", 
            on_window: Optional[Callable[[dict[str, Any]], None]] = None,
            on_draw: Optional[Callable[[dict[str, Any]], None]] = None,
            on_ack: Optional[Callable[[dict[str, Any]], None]] = None,
-           on_end: Optional[Callable[[str], None]] = None, timeout: float = 10.0) -> Client: ...
+           on_end: Optional[Callable[[str], None]] = None, timeout: float = 10.0,
+           quality: int = -1) -> Client: ...

@@ -290,13 +290,16 @@ void register_client(py::module_& m) {
 A running xpra client (pixpath.attach()). Its pipeline paints into CPU framebuffers on a
 background thread; stats(), windows() and snapshot() may be called from any thread.
 stop() disconnects (as `pixpath attach` does on exit) and returns the final stats.)doc")
-      .def("stats", [](PyClient& c) { return stats_dict(c.stats()); })
+      .def("stats", [](PyClient& c) { return stats_dict(c.stats()); },
+           "The pipeline's counts so far: draws submitted, acks (painted, error, skipped, sent), "
+           "outstanding draws, session draws, direct/private decodes, the decoder in use.")
       .def("windows", [](PyClient& c) {
         py::list out;
         for (const auto& w : c.windows()) out.append(window_dict(w.lost ? "lost" : "live", w.wid, w.x, w.y, w.w, w.h,
                                                                  w.override_redirect, w.title));
         return out;
-      })
+      }, "The session's windows: dicts with event ('live' or 'lost'), wid, x, y, width, height, "
+         "override_redirect, title.")
       .def("snapshot", [](PyClient& c, int64_t wid) {
         std::optional<Result<Picture>> r;
         {
@@ -314,7 +317,9 @@ stop() disconnects (as `pixpath attach` does on exit) and returns the final stat
           c.stop_and_join();
         }
         return stats_dict(c.stats());
-      }, py::arg("reason") = "client exit")
+      }, py::arg("reason") = "client exit",
+         "Disconnects (telling the server `reason`), waits for the client thread and returns the "
+         "final stats() (the GIL is released while it waits).")
       .def("__enter__", [](py::object self) { return self; })
       .def("__exit__", [](PyClient& c, py::args) {
         py::gil_scoped_release nogil;
@@ -324,9 +329,13 @@ stop() disconnects (as `pixpath attach` does on exit) and returns the final stat
   m.def("attach", [](const std::string& url, int decode_threads, const std::string& decoder,
                      std::optional<std::vector<std::string>> encodings, std::optional<std::string> password,
                      py::object on_window, py::object on_draw, py::object on_ack, py::object on_end,
-                     double timeout) {
+                     double timeout, int quality) {
     client::ClientPipelineOptions o;
     o.session.url = url;
+    if (quality != -1 && (quality < 1 || quality > 100))
+      raise_error(Error(ErrorCode::InvalidArgument, "xpra", "attach",
+                        "quality must be 1..100 (or -1: the server chooses), not " + std::to_string(quality)));
+    o.session.quality = quality;
     std::vector<std::string> enc = encodings.value_or(codecs::CodecRegistry::builtin().decodable_codings());
     enc.push_back("scroll");
     o.session.encodings = enc;
@@ -356,13 +365,14 @@ stop() disconnects (as `pixpath attach` does on exit) and returns the final stat
   }, py::arg("url"), py::kw_only(), py::arg("decode_threads") = 2, py::arg("decoder") = "cpu",
      py::arg("encodings") = py::none(), py::arg("password") = py::none(),
      py::arg("on_window") = py::none(), py::arg("on_draw") = py::none(), py::arg("on_ack") = py::none(),
-     py::arg("on_end") = py::none(), py::arg("timeout") = 10.0, R"doc(
+     py::arg("on_end") = py::none(), py::arg("timeout") = 10.0, py::arg("quality") = -1, R"doc(
 Connects to an xpra server (tcp://HOST:PORT/, :N, socket:///PATH) and runs pixpath's client on
 a background thread (CPU framebuffers, headless). Returns a Client once the server said hello;
 raises pixpath.Error when it cannot connect. Callbacks, each with one dict (on_end: a str):
 on_window (event 'new', 'lost', 'move', 'resize'), on_draw (every draw as received), on_ack
 (every acknowledgement with its timings). The password, when the server asks, is `password`
-or else XPRA_PASSWORD.)doc");
+or else XPRA_PASSWORD. quality (1..100) asks the server for that picture quality (xpra's
+--quality); -1 lets it choose.)doc");
 }
 
 }  // namespace pixpath::python

@@ -198,17 +198,19 @@ returns the framebuffer as a Picture shared with the backing (no copy): numpy ar
 are read-only, and the backing copies the framebuffer on its next write while the snapshot
 lives (copy-on-write). Owned by the thread that created it.)doc")
       .def(py::init<>())
-      .def("windows", [](PyCpuBacking& b) { check_owner(b.owner, "backing"); return b.backing.windows(); })
+      .def("windows", [](PyCpuBacking& b) { check_owner(b.owner, "backing"); return b.backing.windows(); },
+           "The ids of the windows the backing holds.")
       .def("window_size", [](PyCpuBacking& b, int64_t wid) -> py::object {
         check_owner(b.owner, "backing");
         auto s = b.backing.window_size(wid);
         if (!s) return py::none();
         return py::make_tuple(s->w, s->h);
-      }, py::arg("wid"))
+      }, py::arg("wid"), "(width, height) of the window's framebuffer, or None when there is no such window.")
       .def("create_window", [](PyCpuBacking& b, int64_t wid, int w, int h) {
         check_owner(b.owner, "backing");
         check(b.backing.create_window(wid, w, h));
-      }, py::arg("wid"), py::arg("width"), py::arg("height"))
+      }, py::arg("wid"), py::arg("width"), py::arg("height"),
+         "Makes a window's framebuffer (BGRX, cleared); raises pixpath.Error when the size is refused.")
       .def("paint", [](PyCpuBacking& b, int64_t wid, int x, int y, const PyPicture& p) {
         check_owner(b.owner, "backing");
         Result<void> r = [&] {
@@ -226,7 +228,7 @@ lives (copy-on-write). Owned by the thread that created it.)doc")
         check_owner(b.owner, "backing");
         auto png = unwrap(paint::snapshot_png(b.backing, wid));
         return py::bytes(reinterpret_cast<const char*>(png.data()), png.size());
-      }, py::arg("wid"));
+      }, py::arg("wid"), "The window's framebuffer encoded as PNG (bytes).");
 
   py::class_<PyPaintEngine>(m, "PaintEngine", R"doc(
 pixpath's paint engine on a CpuBacking: submit xpra draw packets from any thread, decode on
@@ -267,10 +269,13 @@ manager) on the creating thread.)doc")
            py::arg("backing"), py::kw_only(), py::arg("decode_threads") = 2,
            py::arg("decoder") = "cpu", py::arg("direct_decode") = true, py::arg("on_ack") = py::none())
       .def("window_new", [](PyPaintEngine& e, int64_t wid, int w, int h) { e.get().window_new(wid, w, h); },
-           py::arg("wid"), py::arg("width"), py::arg("height"))
+           py::arg("wid"), py::arg("width"), py::arg("height"),
+           "A new window (xpra's new-window): draws for `wid` may follow.")
       .def("window_resize", [](PyPaintEngine& e, int64_t wid, int w, int h) { e.get().window_resize(wid, w, h); },
-           py::arg("wid"), py::arg("width"), py::arg("height"))
-      .def("window_lost", [](PyPaintEngine& e, int64_t wid) { e.get().window_lost(wid); }, py::arg("wid"))
+           py::arg("wid"), py::arg("width"), py::arg("height"),
+           "The window's new size; its framebuffer keeps what fits.")
+      .def("window_lost", [](PyPaintEngine& e, int64_t wid) { e.get().window_lost(wid); }, py::arg("wid"),
+           "The window is gone: its queued draws are acknowledged as skipped.")
       .def("submit", [](PyPaintEngine& e, int64_t wid, int x, int y, int w, int h, const std::string& coding,
                         py::buffer data, int64_t sequence, int rowstride, py::dict options) {
         DrawPacket p;
@@ -331,7 +336,7 @@ manager) on the creating thread.)doc")
         d["gpu_fallbacks"] = s.gpu_fallbacks;
         d["refused_queue_full"] = s.refused_queue_full;
         return d;
-      })
+      }, "The engine's counts: submitted, acked, direct/private/GPU decodes, the decoder in use and why.")
       .def("shutdown", [](PyPaintEngine& e) { e.shutdown(); },
            "Stops the workers, acknowledges what is left with 0 (creating thread).")
       .def("__enter__", [](py::object self) { return self; })

@@ -266,11 +266,14 @@ release is queued until the owner calls ``drain()`` (never a blocking hop).)doc"
              return PyReleaseDomain{ReleaseDomain::for_current_thread(std::move(name))};
            }),
            py::arg("name"), "A domain owned by the calling thread.")
-      .def_property_readonly("name", [](const PyReleaseDomain& d) { return d.domain->name(); })
+      .def_property_readonly("name", [](const PyReleaseDomain& d) { return d.domain->name(); },
+                             "The name given when the domain was made.")
       .def_property_readonly("pending", [](const PyReleaseDomain& d) { return d.domain->pending(); },
                              "Releases queued, waiting for drain().")
-      .def_property_readonly("is_current", [](const PyReleaseDomain& d) { return d.domain->is_current(); })
-      .def_property_readonly("closed", [](const PyReleaseDomain& d) { return d.domain->closed(); })
+      .def_property_readonly("is_current", [](const PyReleaseDomain& d) { return d.domain->is_current(); },
+                             "The calling thread owns the domain (its releases run here at once).")
+      .def_property_readonly("closed", [](const PyReleaseDomain& d) { return d.domain->closed(); },
+                             "shutdown() has run on the owner thread: the domain is closed.")
       .def("drain", [](PyReleaseDomain& d) { return unwrap(d.domain->drain()); },
            "Runs every queued release (owner thread only); returns how many ran.")
       .def("shutdown", [](PyReleaseDomain& d) {
@@ -297,23 +300,24 @@ storage alive. CUDA pictures export DLPack (``torch.from_dlpack``, ``cupy.from_d
   heap->as_buffer.bf_releasebuffer = picture_releasebuffer;
   PyType_Modified(reinterpret_cast<PyTypeObject*>(cls.ptr()));
 
-  cls.def_property_readonly("width", [](const PyPicture& p) { return p.picture.width(); })
-      .def_property_readonly("height", [](const PyPicture& p) { return p.picture.height(); })
+  cls.def_property_readonly("width", [](const PyPicture& p) { return p.picture.width(); }, "Pixels per row.")
+      .def_property_readonly("height", [](const PyPicture& p) { return p.picture.height(); }, "Rows.")
       .def_property_readonly("format", [](const PyPicture& p) { return std::string(name(p.picture.format())); },
                              "pixpath's format name: 'RGB', 'RGBA', 'BGRX', 'GRAY8', ...")
-      .def_property_readonly("channels", [](const PyPicture& p) { return bytes_per_pixel(p.picture.format()); })
+      .def_property_readonly("channels", [](const PyPicture& p) { return bytes_per_pixel(p.picture.format()); },
+                             "Bytes per pixel of a packed format (3 for RGB, 4 for RGBA/BGRX, 1 for GRAY8).")
       .def_property_readonly("stride", [](const PyPicture& p) { return p.picture.plane(0).stride; },
                              "Bytes from one row to the next (>= width * channels).")
       .def_property_readonly("shape", [](const PyPicture& p) {
         const int c = bytes_per_pixel(p.picture.format());
         return c == 1 ? py::make_tuple(p.picture.height(), p.picture.width())
                       : py::make_tuple(p.picture.height(), p.picture.width(), c);
-      })
+      }, "(height, width, channels), or (height, width) for GRAY8: numpy's shape of the export.")
       .def_property_readonly("strides", [](const PyPicture& p) {
         const int c = bytes_per_pixel(p.picture.format());
         const size_t s = p.picture.plane(0).stride;
         return c == 1 ? py::make_tuple(s, 1) : py::make_tuple(s, c, 1);
-      })
+      }, "Byte strides of the export, numpy's order: (stride, channels, 1).")
       .def_property_readonly("readonly", [](const PyPicture& p) { return p.picture.read_only(); },
                              "Read-only storage (decoder- or caller-owned): never writable.")
       .def_property_readonly("shared", [](const PyPicture& p) { return p.picture.shared(); },

@@ -10,6 +10,7 @@
 #include "codecs/testing/video_streams.h"
 #include "gl/testing/gl_test_util.h"
 #include "paint/testing/test_support.h"
+#include "pixpath/codecs/video_decoder.h"
 #include "pixpath/paint/cpu_backing.h"
 #include "pixpath/paint/paint_engine.h"
 
@@ -177,6 +178,7 @@ TEST_F(GlBackingTest, ScaledPaintsCloseToTheCpuBacking) {
 // agree within libyuv's fixed-point rounding, also when scaled and clipped.
 TEST_F(GlBackingTest, VideoFramesCloseToTheCpuBacking) {
   if (!ctx_) return;
+  if (codecs::video_codings().empty()) GTEST_SKIP() << "built without video (PIXPATH_WITH_VIDEO=OFF)";
   for (const char* coding : {"h264", "vp8"}) {
     SCOPED_TRACE(coding);
     auto stream = codecs::testing::encode_video(coding, 96, 64, 6);

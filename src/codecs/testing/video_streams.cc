@@ -1,9 +1,11 @@
 #include "codecs/testing/video_streams.h"
 
+#if PIXPATH_WITH_VIDEO
 extern "C" {
 #include <libavcodec/avcodec.h>
 #include <libavutil/opt.h>
 }
+#endif
 
 #include <cmath>
 #include <limits>
@@ -45,6 +47,7 @@ Error enc_error(const std::string& coding, const std::string& why) {
 
 Result<VideoStream> encode_video(const std::string& coding, int width, int height, int frames,
                                  PixelFormat csc, bool identity_matrix) {
+#if PIXPATH_WITH_VIDEO
   const char* name = coding == "h264" ? "libx264" : coding == "vp8" ? "libvpx" : coding == "vp9" ? "libvpx-vp9" : nullptr;
   if (!name) return enc_error(coding, "no test encoder");
   const AVCodec* codec = avcodec_find_encoder_by_name(name);
@@ -106,6 +109,10 @@ Result<VideoStream> encode_video(const std::string& coding, int width, int heigh
     return enc_error(coding, std::to_string(out.packets.size()) + " packets for " +
                                  std::to_string(out.sources.size()) + " frames");
   return out;
+#else
+  (void)width, (void)height, (void)frames, (void)csc, (void)identity_matrix;
+  return enc_error(coding, "built without video (PIXPATH_WITH_VIDEO=OFF)");
+#endif
 }
 
 double luma_psnr(const Picture& a, const Picture& b) {
