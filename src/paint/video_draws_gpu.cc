@@ -100,6 +100,7 @@ void PaintEngine::Impl::complete_video_gpu(Item& item, codecs::VideoFrame frame)
   if (!fence.ok()) return gpu_fail(fence.error().within(p.coding, "gpu texture"));
   if (auto r = backing.texture_written(item.wid, Rect{p.x, p.y, p.w, p.h}); !r.ok())
     window_event_error(r.error());
+  const std::string coding = p.coding;  // `p` goes with the item below
   auto a = std::make_shared<PendingAck>();
   a->item = std::make_shared<Item>(std::move(item));
   a->item->picture = std::move(rgba).value();  // alive until the fence signalled
@@ -110,7 +111,7 @@ void PaintEngine::Impl::complete_video_gpu(Item& item, codecs::VideoFrame frame)
     MutexLock lock(mu);
     stats.video_draws++;
     stats.video_frames++;
-    stats.video_gpu_frames[p.coding]++;
+    stats.video_gpu_frames[coding]++;
     stats.gpu_copy_calls++;
     pending.push_back(a);
     to_watch.push_back(std::move(a));
