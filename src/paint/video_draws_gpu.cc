@@ -15,13 +15,14 @@ namespace pixpath::paint {
 using internal::micros;
 
 void PaintEngine::Impl::decide_video_gpu() {
-  std::string why;
+  std::string why, route_reason;
+  {
+    MutexLock lock(mu);
+    route_reason = stats.decoder_reason;
+  }
   const char* env = std::getenv("PIXPATH_VIDEO_GPU");
   if (gpu_mode != GpuMode::Texture || !gpu)
-    why = "no GPU route into window textures (" + [this] {
-      MutexLock lock(mu);
-      return stats.decoder_reason;
-    }() + ")";
+    why = "no GPU route into window textures (" + route_reason + ")";
   else if (env && std::string_view(env) == "0")
     why = "PIXPATH_VIDEO_GPU=0";
   else if (gpu->cuda_device() < 0)
