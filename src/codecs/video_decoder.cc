@@ -5,6 +5,7 @@
 extern "C" {
 #include <libavcodec/avcodec.h>
 #include <libavutil/error.h>
+#include <libavutil/hwcontext.h>
 #include <libavutil/imgutils.h>
 #include <libavutil/pixdesc.h>
 }
@@ -12,6 +13,7 @@ extern "C" {
 #include <algorithm>
 #include <atomic>
 #include <cstdarg>
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 #include <mutex>
@@ -44,6 +46,64 @@ void route_av_log() {
 
 std::atomic<int64_t> g_buffers_made{0};
 std::atomic<int64_t> g_buffers_freed{0};
+
+// libavutil/hwcontext_cuda.h's AVCUDADeviceContext and AV_CUDA_USE_PRIMARY_CONTEXT, spelled out
+// here because that header includes CUDA's cuda.h, which a CPU build need not have. Both are
+// public, stable libavutil ABI (the struct's first two members and the flag are unchanged since
+// FFmpeg 4.x).
+struct CudaDeviceContextView {
+  void* cuda_ctx;  // CUcontext
+  void* stream;    // CUstream; null: the legacy default stream
+};
+constexpr int kCudaUsePrimaryContext = 1 << 0;
+
+// Opens libavcodec's CUDA device `device`: in `context` (a CUcontext: the CUDA module's, its
+// device's primary context) when given, else in the device's primary context, retained by
+// libavcodec. The second works only while nothing else has made the primary context active:
+// libavcodec insists on CU_CTX_SCHED_BLOCKING_SYNC for it and refuses ("Primary context already
+// active with incompatible flags") when the CUDA runtime made it with other flags, as the CUDA
+// module does. A given context is libavcodec's documented user context (cuda_ctx set before
+// av_hwdevice_ctx_init): libavcodec pushes it around its calls and never destroys it.
+Result<AVBufferRef*> open_cuda_device(int device, const void* context) {
+  AVBufferRef* ref = nullptr;
+  const std::string name = std::to_string(device);
+  t_last_av_message.clear();
+  int r = 0;
+  const char* call = "av_hwdevice_ctx_create";
+  if (context) {
+    call = "av_hwdevice_ctx_init";
+    ref = av_hwdevice_ctx_alloc(AV_HWDEVICE_TYPE_CUDA);
+    if (!ref) return Error(ErrorCode::OutOfMemory, "video", "gpu device", "av_hwdevice_ctx_alloc(cuda) failed");
+    auto* dev = reinterpret_cast<AVHWDeviceContext*>(ref->data);
+    auto* cuda = static_cast<CudaDeviceContextView*>(dev->hwctx);
+    cuda->cuda_ctx = const_cast<void*>(context);
+    cuda->stream = nullptr;  // the legacy default stream
+    r = av_hwdevice_ctx_init(ref);
+    if (r < 0) av_buffer_unref(&ref);
+  } else {
+    r = av_hwdevice_ctx_create(&ref, AV_HWDEVICE_TYPE_CUDA, name.c_str(), nullptr,
+                               kCudaUsePrimaryContext);
+  }
+  if (r < 0) {
+    char buf[AV_ERROR_MAX_STRING_SIZE] = {};
+    av_strerror(r, buf, sizeof buf);
+    std::string why = std::string(call) + "(cuda, device " + name + (context ? ", the caller's context" : "") +
+                      "): " + buf;
+    if (!t_last_av_message.empty()) why += " (" + t_last_av_message + ")";
+    return Error(ErrorCode::Unavailable, "video", "gpu device", why);
+  }
+  return ref;
+}
+
+bool codec_has_cuda_hwaccel(const AVCodec* codec) {
+  for (int i = 0;; ++i) {
+    const AVCodecHWConfig* hw = avcodec_get_hw_config(codec, i);
+    if (!hw) return false;
+    if (hw->device_type == AV_HWDEVICE_TYPE_CUDA &&
+        (hw->methods & AV_CODEC_HW_CONFIG_METHOD_HW_DEVICE_CTX) && hw->pix_fmt == AV_PIX_FMT_CUDA)
+      return true;
+  }
+}
 
 constexpr size_t kPlaneAlign = 64;  // >= libavcodec's STRIDE_ALIGN on every x86 build
 
@@ -119,17 +179,51 @@ struct VideoDecoder::Impl {
   std::string buffer_error;           // why get_buffer2 refused, for the decode error
   VideoDecoderStats stats;
   int max_w = 0, max_h = 0;
+  AVBufferRef* hw_device = nullptr;  // the CUDA device (GPU-requested streams that opened it)
+  bool gpu_chosen = false;           // get_format's last answer was AV_PIX_FMT_CUDA
 
   ~Impl() {
     av_frame_free(&frame);
     avcodec_free_context(&ctx);  // drops the decoder's references; pictures keep theirs
+    av_buffer_unref(&hw_device);
+  }
+
+  // libavcodec's choice of output format: CUDA first (when this stream has a CUDA device), the
+  // first software format second. When the CUDA hwaccel fails to start for the stream (NVDEC's
+  // limits), libavcodec asks again without CUDA in the list: the software format, noted.
+  static AVPixelFormat get_format(AVCodecContext* c, const AVPixelFormat* fmts) {
+    auto* self = static_cast<Impl*>(c->opaque);
+    bool has_cuda = false;
+    AVPixelFormat sw = AV_PIX_FMT_NONE;
+    std::string offered;
+    for (const AVPixelFormat* p = fmts; *p != AV_PIX_FMT_NONE; ++p) {
+      offered += (offered.empty() ? "" : ",") + format_name(*p);
+      if (*p == AV_PIX_FMT_CUDA) has_cuda = true;
+      const AVPixFmtDescriptor* d = av_pix_fmt_desc_get(*p);
+      if (sw == AV_PIX_FMT_NONE && d && !(d->flags & AV_PIX_FMT_FLAG_HWACCEL)) sw = *p;
+    }
+    if (self->hw_device && has_cuda) {
+      self->gpu_chosen = true;
+      return AV_PIX_FMT_CUDA;
+    }
+    if (self->hw_device && self->stats.gpu_note.empty()) {
+      self->stats.gpu_note =
+          self->gpu_chosen ? "NVDEC refused the stream" : "libavcodec offers no CUDA format for it";
+      if (!t_last_av_message.empty()) self->stats.gpu_note += " (" + t_last_av_message + ")";
+      self->stats.gpu_note += "; offered " + offered + ": decoded on the CPU";
+    }
+    self->gpu_chosen = false;
+    return sw;
   }
 
   Error error(ErrorCode code, std::string stage, std::string reason) const {
     return Error(code, params.coding, std::move(stage), std::move(reason));
   }
 
-  static int get_buffer(AVCodecContext* ctx, AVFrame* f, int /*flags*/) {
+  static int get_buffer(AVCodecContext* ctx, AVFrame* f, int flags) {
+    // GPU frames come from the CUDA frames pool libavcodec set up for the hwaccel.
+    if (f->format == AV_PIX_FMT_CUDA || ctx->hw_frames_ctx)
+      return avcodec_default_get_buffer2(ctx, f, flags);
     auto* self = static_cast<Impl*>(ctx->opaque);
     return self->make_buffer(ctx, f);
   }
@@ -199,6 +293,9 @@ struct VideoDecoder::Impl {
 
   // The frame now in `frame` as a read-only picture holding a reference to its buffer.
   Result<VideoFrame> take_frame() {
+    if (frame->format == AV_PIX_FMT_CUDA) return take_gpu_frame();
+    if (stats.gpu_requested && stats.gpu_note.empty())
+      stats.gpu_note = "libavcodec decoded the stream on the CPU (" + format_name(frame->format) + ")";
     bool full = false, gbr = false;
     auto format = pixpath_format(frame->format, &full, &gbr);
     if (stats.frames == 0 && log_enabled(LogLevel::Debug))
@@ -254,6 +351,82 @@ struct VideoDecoder::Impl {
     // the server's own BGRX -> YUV444P conversion (BT.601). Painted as G, B, R they came out
     // at PSNR 7.8 dB. The planes are G, B, R only when the draw says the server encoded RGB.
     out.color.gbr = gbr && params.csc != "YUV444P";
+    return out;
+  }
+
+  // A frame in CUDA memory (NVDEC) as a read-only CudaDevice picture holding a clone of the
+  // AVFrame (its references to libavcodec's buffers), dropped by the picture's release.
+  Result<VideoFrame> take_gpu_frame() {
+    if (frame->flags & AV_FRAME_FLAG_CORRUPT || frame->decode_error_flags)
+      return error(ErrorCode::CorruptData, "decode", "libavcodec flagged the frame corrupt (NVDEC)");
+    if (!frame->hw_frames_ctx)
+      return error(ErrorCode::Internal, "gpu frame", "a CUDA frame without a frames context");
+    const auto* fc = reinterpret_cast<const AVHWFramesContext*>(frame->hw_frames_ctx->data);
+    PixelFormat format;
+    int planes = 3;
+    switch (fc->sw_format) {
+      case AV_PIX_FMT_NV12: format = PixelFormat::NV12, planes = 2; break;
+      case AV_PIX_FMT_YUV420P: format = PixelFormat::YUV420P; break;
+      case AV_PIX_FMT_YUV444P: format = PixelFormat::YUV444P; break;
+      default:
+        return error(ErrorCode::Unsupported, "gpu frame",
+                     "NVDEC's frames are " + format_name(fc->sw_format) +
+                         " (pixpath converts NV12, YUV420P and YUV444P, 8-bit)");
+    }
+    const std::string csc = format == PixelFormat::YUV444P ? "YUV444P" : "YUV420P";
+    if (frame->width != params.width || frame->height != params.height)
+      return error(ErrorCode::CorruptData, "decode",
+                   "the stream's frame is " + std::to_string(frame->width) + "x" +
+                       std::to_string(frame->height) + ", the draw says " +
+                       std::to_string(params.width) + "x" + std::to_string(params.height) +
+                       " (a new size needs a new stream, frame 0)");
+    if (csc != params.csc)
+      return error(ErrorCode::CorruptData, "decode",
+                   "the stream is " + csc + ", the draw says csc " + params.csc);
+    // One storage spanning the planes (libavcodec's CUDA frames hold them in one allocation).
+    uintptr_t lo = UINTPTR_MAX, hi = 0;
+    for (int i = 0; i < planes; ++i) {
+      if (!frame->data[i] || frame->linesize[i] <= 0)
+        return error(ErrorCode::Internal, "gpu frame", "plane " + std::to_string(i) + " missing");
+      const auto p = reinterpret_cast<uintptr_t>(frame->data[i]);
+      const int rows = plane_height(format, i, frame->height);
+      lo = std::min(lo, p);
+      hi = std::max(hi, p + uintptr_t(frame->linesize[i]) * uintptr_t(rows));
+    }
+    AVFrame* held = av_frame_clone(frame);
+    if (!held) return error(ErrorCode::OutOfMemory, "gpu frame", "av_frame_clone failed");
+    g_buffers_made.fetch_add(1, std::memory_order_relaxed);
+    const auto* dc = reinterpret_cast<const CudaDeviceContextView*>(
+        reinterpret_cast<const AVHWDeviceContext*>(fc->device_ref->data)->hwctx);
+    MemoryLocation where;
+    where.kind = MemoryKind::CudaDevice;
+    where.device = params.gpu_device;
+    where.context = dc->cuda_ctx;
+    StorageFlags flags;
+    flags.read_only = true;
+    // On failure wrap() has run the release (the clone is freed).
+    PIXPATH_TRY(StorageRef storage,
+                PictureStorage::wrap(where, reinterpret_cast<void*>(lo), size_t(hi - lo), flags,
+                                     [held]() mutable {
+                                       av_frame_free(&held);
+                                       g_buffers_freed.fetch_add(1, std::memory_order_relaxed);
+                                     }));
+    PlaneRef refs[3];
+    for (int i = 0; i < planes; ++i)
+      refs[i] = PlaneRef{storage, size_t(reinterpret_cast<uintptr_t>(frame->data[i]) - lo),
+                         size_t(frame->linesize[i])};
+    auto pic = Picture::wrap(format, frame->width, frame->height,
+                             std::span<const PlaneRef>(refs, size_t(planes)),
+                             PictureLimits::defaults());
+    if (!pic.ok()) return pic.error().within(params.coding, "gpu frame");
+    VideoFrame out;
+    out.picture = std::move(pic).value();
+    out.color.full_range = frame->color_range == AVCOL_RANGE_JPEG;
+    out.color.bt709 = frame->colorspace == AVCOL_SPC_BT709;
+    out.cuda_stream = dc->stream;
+    out.cuda_legacy_stream = dc->stream == nullptr;
+    stats.gpu = true;
+    stats.gpu_frames++;
     return out;
   }
 
@@ -320,6 +493,22 @@ Result<std::unique_ptr<VideoDecoder>> VideoDecoder::create(const VideoStreamPara
   c->err_recognition = AV_EF_EXPLODE;
   c->thread_count = std::max(1, params.threads);
   c->thread_type = FF_THREAD_SLICE;  // frame threads would delay every frame
+  impl->stats.gpu_requested = params.gpu_device >= 0;
+  if (params.gpu_device >= 0) {
+    if (!codec_has_cuda_hwaccel(codec)) {
+      impl->stats.gpu_note = std::string("this libavcodec has no CUDA hwaccel for ") + codec->name +
+                             ": decoded on the CPU";
+    } else if (auto dev = open_cuda_device(params.gpu_device, params.gpu_context); !dev.ok()) {
+      impl->stats.gpu_note = dev.error().reason() + ": decoded on the CPU";
+    } else {
+      impl->hw_device = *dev;
+      c->hw_device_ctx = av_buffer_ref(impl->hw_device);
+      if (!c->hw_device_ctx) return fail(ErrorCode::OutOfMemory, "av_buffer_ref(hw device)");
+      c->get_format = &Impl::get_format;
+    }
+    if (!impl->stats.gpu_note.empty() && log_enabled(LogLevel::Debug))
+      log_line(LogLevel::Debug, params.coding + " stream: " + impl->stats.gpu_note);
+  }
   if (const int r = avcodec_open2(c, codec, nullptr); r < 0)
     return fail(ErrorCode::Unavailable, "avcodec_open2: " + av_error(r));
   return std::unique_ptr<VideoDecoder>(new VideoDecoder(std::move(impl)));
@@ -391,9 +580,21 @@ std::vector<VideoCodecDescription> describe_video_codecs() {
   for (const auto& c : codings()) {
     const AVCodec* codec = find_decoder(c);
     if (!codec) continue;
-    out.push_back({std::string(c.coding), codec->name, c.csc, kVideoMaxWidth, kVideoMaxHeight});
+    VideoCodecDescription d;
+    d.coding = std::string(c.coding);
+    d.decoder = codec->name;
+    d.csc_modes = c.csc;
+    if (codec_has_cuda_hwaccel(codec)) d.hwaccels.push_back("nvdec");
+    out.push_back(std::move(d));
   }
   return out;
+}
+
+Result<void> probe_video_gpu(int device, const void* context) {
+  route_av_log();
+  PIXPATH_TRY(AVBufferRef* ref, open_cuda_device(device, context));
+  av_buffer_unref(&ref);
+  return ok();
 }
 
 VideoBufferCounters video_buffer_counters() {

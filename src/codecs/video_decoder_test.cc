@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <cstring>
 
 #include "codecs/testing/video_streams.h"
@@ -223,6 +224,56 @@ TEST(VideoDecoder, RefusesWhatItCannotDecodeBeforeAllocating) {
   EXPECT_EQ(unknown.error().message(), "mpeg2 create decoder: 'mpeg2' is not a video coding");
 }
 
+// A stream asked to decode on the GPU (gpu_device 0) decodes on the CPU where there is no GPU
+// (no libcuda here: the CUDA device cannot be opened), and says so; where NVDEC takes it, its
+// frames are in CUDA memory (the GPU tests in src/cuda_loader check their pixels).
+TEST_P(VideoCodings, AGpuRequestDecodesOnTheCpuVisiblyWithoutAGpu) {
+  const std::string coding = GetParam();
+  auto s = encode_video(coding, 96, 64, 6);
+  ASSERT_TRUE(s.ok()) << s.error().message();
+  const auto before = video_buffer_counters();
+  {
+    auto p = stream(coding, 96, 64);
+    p.gpu_device = 0;
+    auto dec = VideoDecoder::create(p);
+    ASSERT_TRUE(dec.ok()) << dec.error().message();
+    for (size_t i = 0; i < s->packets.size(); ++i) {
+      auto f = (*dec)->decode(s->packets[i]);
+      ASSERT_TRUE(f.ok()) << "frame " << i << ": " << f.error().message();
+      ASSERT_TRUE(f->has_value());
+      const auto st = (*dec)->stats();
+      if (st.gpu) {
+        EXPECT_TRUE((*f)->on_gpu());
+        EXPECT_EQ((*f)->picture.location().kind, MemoryKind::CudaDevice);
+      } else {
+        EXPECT_FALSE((*f)->on_gpu());
+        EXPECT_GE(luma_psnr((*f)->picture, s->sources[i]), 30.0) << coding << " frame " << i;
+      }
+    }
+    const auto st = (*dec)->stats();
+    EXPECT_TRUE(st.gpu_requested);
+    if (!st.gpu) {
+      EXPECT_FALSE(st.gpu_note.empty()) << "a GPU request decoded on the CPU must say why";
+      EXPECT_EQ(st.gpu_frames, 0);
+    }
+    std::printf("  %s, gpu_device 0: %s\n", coding.c_str(),
+                st.gpu ? "NVDEC" : ("CPU: " + st.gpu_note).c_str());
+  }
+  EXPECT_EQ(video_buffer_counters().live(), before.live());
+}
+
+TEST(VideoDecoder, ProbesTheGpuWithAReason) {
+  auto r = probe_video_gpu(0);
+  if (r.ok()) {
+    std::printf("  CUDA device 0 opens for NVDEC\n");
+  } else {
+    EXPECT_FALSE(r.error().reason().empty());
+    std::printf("  no GPU video: %s\n", r.error().message().c_str());
+  }
+  auto bad = probe_video_gpu(4096);
+  EXPECT_FALSE(bad.ok());
+}
+
 TEST(VideoDecoder, ListsWhatThisBuildDecodes) {
   const auto codings = video_codings();
   EXPECT_EQ(codings, (std::vector<std::string>{"h264", "vp8", "vp9"}));
@@ -232,6 +283,11 @@ TEST(VideoDecoder, ListsWhatThisBuildDecodes) {
   EXPECT_FALSE(video_library_version().empty());
   ASSERT_EQ(describe_video_codecs().size(), 3u);
   EXPECT_EQ(describe_video_codecs()[0].decoder, "h264");
+  for (const auto& d : describe_video_codecs()) {
+    std::string hw;
+    for (const auto& h : d.hwaccels) hw += " " + h;
+    std::printf("  %s: %s, hwaccels:%s\n", d.coding.c_str(), d.decoder.c_str(), hw.empty() ? " none" : hw.c_str());
+  }
 }
 
 TEST(VideoDecoder, FlushReturnsNothingForALowDelayStream) {

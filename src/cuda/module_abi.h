@@ -27,7 +27,8 @@ namespace pixpath::cuda::abi {
 // 4: prepare_texture (registration at window creation, not at the first write).
 // 5: DecodeRequest::own / own_damage (pixpath's own decoder, plain data made by the loader).
 // 6: DecodeRequest::own_alpha / own_alpha_damage (jpega's alpha JPEG on the own decoder too).
-inline constexpr int kAbiVersion = 6;
+// 7: convert_yuv_to_device (video frames decoded by NVDEC through libavcodec).
+inline constexpr int kAbiVersion = 7;
 inline constexpr const char* kEntryPoint = "pixpath_cuda_module_v1";
 
 struct EngineOptions {
@@ -87,6 +88,21 @@ struct DeviceCopy {
   TextureTarget target;
 };
 
+// One video frame in CUDA memory (NVDEC's output through libavcodec, in the device's primary
+// context) to convert into RGBA pool memory.
+struct YuvRequest {
+  const uint8_t* planes[3] = {};  // layout 0 NV12: Y, UV; 1 YUV420P / 2 YUV444P: Y, U, V
+  size_t pitch[3] = {};
+  int layout = 0;
+  int width = 0, height = 0;
+  bool bt709 = false, full_range = false;
+  // The stream the frame's producer queued its write on (libavcodec's CUDA device context's
+  // stream); legacy_stream: the legacy default stream (what libavcodec uses when it made the
+  // context, AVCUDADeviceContext::stream null). The conversion waits for it on the GPU.
+  void* src_stream = nullptr;
+  bool legacy_stream = true;
+};
+
 class Engine {
  public:
   virtual ~Engine() = default;
@@ -128,6 +144,10 @@ class Engine {
   virtual Result<void*> allocate_device(size_t bytes) = 0;
   virtual Result<void> copy_device_2d(void* dst, size_t dst_pitch, const void* src,
                                       size_t src_pitch, size_t row_bytes, int rows) = 0;
+
+  // RGBA in new pool memory from a video frame's planes (ABI 6): a GPU-side wait for the
+  // frame's producer stream, one kernel, an event; no host wait. As decode_to_device returns.
+  virtual Result<DeviceImage> convert_yuv_to_device(const YuvRequest& request) = 0;
 
   virtual int device() const = 0;
   virtual const void* context() const = 0;

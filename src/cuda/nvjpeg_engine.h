@@ -5,6 +5,7 @@
 //   texture_interop.cc GL textures: registration, map/unmap, surfaces, the texture stream, fences
 //   hardware_batch.cc  several pictures as one batch on the hardware JPEG engines
 //   self_test.cc       the start-up self-test
+//   video_convert.cc   video frames (NVDEC through libavcodec) -> RGBA (yuv_to_rgba.cu)
 //
 // One picture: nvjpegJpegStreamParse -> nvjpegDecodeJpegHost -> ...TransferToDevice ->
 // ...DecodeJpegDevice into planar YCbCr at the JPEG's own chroma resolution, then one kernel
@@ -75,6 +76,9 @@ class NvjpegEngine final : public abi::Engine {
                                                      size_t count) override;
   std::vector<Result<abi::DeviceImage>> decode_batch_to_device(const abi::DecodeRequest* requests,
                                                                size_t count) override;
+
+  // video_convert.cc
+  Result<abi::DeviceImage> convert_yuv_to_device(const abi::YuvRequest& r) override;
 
   // nvjpeg_engine.cc
   void release_device(void* ptr, void* stream) override;

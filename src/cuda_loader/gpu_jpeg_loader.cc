@@ -261,6 +261,57 @@ Result<Picture> wrap_device_image(const std::shared_ptr<abi::Engine>& engine,
   return Picture::wrap(PixelFormat::RGBA, img.width, img.height, std::move(storage), 0, img.pitch);
 }
 
+// A video frame in CUDA memory -> RGBA pool memory (convert_video_frame). The RGBA storage's
+// release waits for the conversion (its event), then lets the frame go (libavcodec may reuse
+// its surface at once), then frees the RGBA memory stream-ordered.
+Result<Picture> convert_video(const std::shared_ptr<abi::Engine>& engine, const codecs::VideoFrame& frame,
+                              std::string_view coding) {
+  const std::string subject(coding.empty() ? "video" : coding);
+  auto fail = [&](std::string why) { return Error(ErrorCode::InvalidArgument, subject, "gpu video convert", why); };
+  const Picture& pic = frame.picture;
+  const MemoryLocation where = pic.location();
+  if (where.kind != MemoryKind::CudaDevice) return fail("the frame is not in CUDA memory");
+  if (where.device != engine->device())
+    return fail("the frame is on CUDA device " + std::to_string(where.device) + ", the GPU decoder on " +
+                std::to_string(engine->device()));
+  abi::YuvRequest r;
+  switch (pic.format()) {
+    case PixelFormat::NV12: r.layout = 0; break;
+    case PixelFormat::YUV420P: r.layout = 1; break;
+    case PixelFormat::YUV444P: r.layout = 2; break;
+    default: return fail("frame format " + std::string(name(pic.format())) + " is not converted on the GPU");
+  }
+  if (frame.color.gbr) return fail("G, B, R planes are not converted on the GPU");
+  for (int i = 0; i < pic.plane_count() && i < 3; ++i) {
+    const auto& p = pic.plane(i);
+    r.planes[i] = static_cast<const uint8_t*>(p.storage->data()) + p.offset;
+    r.pitch[i] = p.stride;
+  }
+  r.width = pic.width();
+  r.height = pic.height();
+  r.bt709 = frame.color.bt709;
+  r.full_range = frame.color.full_range;
+  r.src_stream = frame.cuda_stream;
+  r.legacy_stream = frame.cuda_legacy_stream || frame.cuda_stream == nullptr;
+  auto img = engine->convert_yuv_to_device(r);
+  if (!img.ok())
+    return Error(img.error().code(), subject, img.error().stage(), img.error().reason());
+  auto sync = std::make_shared<CudaEventSyncPoint>(engine, img->event);
+  MemoryLocation out_where;
+  out_where.kind = MemoryKind::CudaDevice;
+  out_where.device = img->device;
+  out_where.context = img->context;
+  PIXPATH_TRY(StorageRef storage,
+              PictureStorage::wrap(out_where, img->ptr, img->bytes, StorageFlags{},
+                                   [engine, ptr = img->ptr, stream = img->stream, sync, src = pic]() mutable {
+                                     (void)sync->wait_host();  // the conversion has read the frame
+                                     src = Picture();
+                                     engine->release_device(ptr, stream);
+                                   }));
+  storage->set_sync_point(std::move(sync));
+  return Picture::wrap(PixelFormat::RGBA, img->width, img->height, std::move(storage), 0, img->pitch);
+}
+
 // The CUDA MemoryKindCopier (make_writable() of CUDA pictures): uses the engine of the most
 // recently created decoder.
 Mutex g_copier_mu;
@@ -461,6 +512,12 @@ class LoadedGpuJpegDecoder final : public GpuJpegDecoder {
   int hardware_engines() const override { return engine_->hardware_engines(); }
   bool reports_damage() const override { return own_route_enabled(); }
   std::string info_json() const override { return engine_->info_json(); }
+  int cuda_device() const override { return engine_->device(); }
+  const void* cuda_context() const override { return engine_->context(); }
+  Result<Picture> convert_video_frame(const codecs::VideoFrame& frame,
+                                      std::string_view coding) const override {
+    return convert_video(engine_, frame, coding);
+  }
 
  private:
   std::shared_ptr<abi::Engine> engine_;

@@ -73,6 +73,7 @@ Result<std::unique_ptr<PaintEngine>> PaintEngine::create(Backing& backing,
     raw->stats.decoder_reason = reason;
     raw->stats.gpu_max_batch = raw->config.gpu_max_batch;
   }
+  raw->decide_video_gpu();
   if (mode == GpuMode::Texture) {
     raw->watcher = std::thread([raw] { raw->watcher_loop(); });
     raw->gpu_thread = std::thread([raw] { raw->gpu_loop(); });

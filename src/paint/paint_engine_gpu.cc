@@ -251,7 +251,21 @@ int PaintEngine::Impl::deliver_pending() {
     }
     Item& item = *a->item;
     if (--pending_per_window[item.wid] == 0) pending_per_window.erase(item.wid);
-    if (a->fence_error) {
+    if (a->fence_error && item.route == Route::Video) {
+      // A video frame's copy failed on the GPU: ack it -1 (the server sends a key frame) and
+      // keep the window's later streams on the CPU.
+      a->fence.reset();
+      video_cpu_windows.insert(item.wid);
+      drop_video_decoder(item.wid);
+      {
+        MutexLock lock(mu);
+        stats.video_gpu_failures++;
+        stats.video_errors++;
+        stats.last_video_error = a->fence_error->message();
+      }
+      ack(item, -1, a->fence_error->within(item.packet.coding, "gpu texture").message(),
+          a->paint_us, a->done_at);
+    } else if (a->fence_error) {
       // The copy failed on the GPU (CUDA is then usually in a sticky error state and later
       // GPU work fails over by itself). Paint it from the CPU now and ack it in its place;
       // later draws of the window painted meanwhile may be covered until the next update.

@@ -175,6 +175,8 @@ void PaintEngine::Impl::complete(Item& item) {
       }
       buckets.erase(item.wid);
       drop_video_decoder(item.wid);
+      video_cpu_windows.erase(item.wid);
+      video_stream_noted.erase(item.wid);
       return;
     }
     case Kind::Draw:

@@ -27,16 +27,11 @@ void PaintEngine::Impl::complete_video(Item& item) {
   want.height = internal::encoded_height(p);
   want.csc = p.options.csc;
   want.limits = config.limits;
+  want.gpu_device = video_gpu_device(item.wid, want, p);
+  if (want.gpu_device >= 0) want.gpu_context = gpu->cuda_context();
   auto fail = [&](const Error& e) {
     item.decode_end = Clock::now();
-    drop_video_decoder(item.wid);  // the server sends a key frame after the -1
-    {
-      MutexLock lock(mu);
-      stats.video_draws++;
-      stats.video_errors++;
-      stats.last_video_error = e.message();
-    }
-    finish(item, -1, e.message(), 0);
+    fail_video(item, e);
   };
   auto& decoder = video_decoders[item.wid];
   const bool new_stream = p.options.frame && *p.options.frame == 0;
@@ -52,6 +47,7 @@ void PaintEngine::Impl::complete_video(Item& item) {
     auto made = codecs::VideoDecoder::create(want);
     if (!made.ok()) return fail(made.error());
     decoder = std::move(made).value();
+    video_stream_noted.erase(item.wid);
     MutexLock lock(mu);
     stats.video_streams++;
   }
@@ -75,8 +71,11 @@ void PaintEngine::Impl::complete_video(Item& item) {
     }
     return finish(item, 1, "", 1);  // its picture comes with a later frame
   }
-  const auto paint_start = Clock::now();
+  note_video_stream(item.wid, *decoder);
   codecs::VideoFrame f = std::move(**frame);
+  if (f.on_gpu()) return complete_video_gpu(item, std::move(f));
+  item.decoder_used = want.gpu_device >= 0 ? "gpu->cpu" : "cpu";
+  const auto paint_start = Clock::now();
   Result<void> painted = ok();
   if (p.options.paint)
     painted = backing.paint_yuv(item.wid, p.x, p.y, f.picture, f.color, p.w, p.h);
@@ -91,10 +90,22 @@ void PaintEngine::Impl::complete_video(Item& item) {
     MutexLock lock(mu);
     stats.video_draws++;
     stats.video_frames++;
+    stats.video_cpu_frames[p.coding]++;
   }
   if (!painted.ok())
     return finish(item, -1, painted.error().within(p.coding, "paint").message(), paint_us);
   finish(item, 1, "", paint_us);
+}
+
+void PaintEngine::Impl::fail_video(Item& item, const Error& e) {
+  drop_video_decoder(item.wid);  // the server sends a key frame after the -1
+  {
+    MutexLock lock(mu);
+    stats.video_draws++;
+    stats.video_errors++;
+    stats.last_video_error = e.message();
+  }
+  finish(item, -1, e.message(), 0);
 }
 
 void PaintEngine::Impl::drop_video_decoder(int64_t wid) {

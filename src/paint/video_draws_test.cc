@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
 #include <map>
 #include <mutex>
 
@@ -12,6 +13,7 @@
 #include "paint/internal/yuv_convert.h"
 #include "pixpath/codecs/video_decoder.h"
 #include "pixpath/core/counters.h"
+#include "pixpath/paint/backing.h"
 #include "pixpath/paint/cpu_backing.h"
 #include "pixpath/paint/paint_engine.h"
 
@@ -93,6 +95,111 @@ Picture as_bgrx(const Picture& yuv) {
 }
 
 class VideoDraws : public ::testing::TestWithParam<std::string> {};
+
+// The GPU route's video half where NVDEC cannot be had (here: no libcuda): a backing with
+// window textures and a GPU decoder that names a CUDA device make every stream ask for the
+// GPU; libavcodec cannot open the device, so the stream is decoded and painted on the CPU,
+// counted and explained. (The GPU frames' own path is tested on the GPU machine:
+// src/cuda_loader/gl_gpu_video_test.cc.)
+class TextureCpuBacking final : public Backing {
+ public:
+  std::string_view name() const override { return "fake-gl"; }
+  PixelFormat format() const override { return cpu.format(); }
+  Result<void> create_window(int64_t wid, int w, int h) override { return cpu.create_window(wid, w, h); }
+  Result<void> resize_window(int64_t wid, int w, int h) override { return cpu.resize_window(wid, w, h); }
+  Result<void> destroy_window(int64_t wid) override { return cpu.destroy_window(wid); }
+  std::optional<Size> window_size(int64_t wid) const override { return cpu.window_size(wid); }
+  std::vector<int64_t> windows() const override { return cpu.windows(); }
+  Result<DirectTarget> begin_direct(int64_t wid, Rect r) override { return cpu.begin_direct(wid, r); }
+  Result<void> end_direct(DirectTarget t, bool done) override { return cpu.end_direct(t, done); }
+  Result<void> paint(int64_t wid, int x, int y, const Picture& p, int w, int h) override {
+    return cpu.paint(wid, x, y, p, w, h);
+  }
+  Result<void> paint_yuv(int64_t wid, int x, int y, const Picture& p, codecs::VideoColor c,
+                         int w, int h) override {
+    return cpu.paint_yuv(wid, x, y, p, c, w, h);
+  }
+  Result<void> scroll(int64_t wid, std::span<const ScrollRect> r) override { return cpu.scroll(wid, r); }
+  Result<Picture> snapshot(int64_t wid) override { return cpu.snapshot(wid); }
+  bool has_window_textures() const override { return true; }
+  std::optional<WindowTexture> window_texture(int64_t wid) override {
+    auto s = cpu.window_size(wid);
+    if (!s) return std::nullopt;
+    return WindowTexture{uint32_t(1000 + wid), s->w, s->h};
+  }
+  CpuBacking cpu;
+};
+
+class DeviceOnlyGpu final : public GpuDrawDecoder {
+ public:
+  Result<codecs::DecodeResult> decode_to_host(std::span<const uint8_t>, const GpuDecodeParams&) const override {
+    return Error(ErrorCode::Unavailable, "jpeg", "gpu decode", "fake");
+  }
+  std::vector<Result<Picture>> decode_batch_to_device(std::span<const GpuDecodeJob> jobs) const override {
+    return std::vector<Result<Picture>>(jobs.size(), Error(ErrorCode::Unavailable, "jpeg", "gpu decode", "fake"));
+  }
+  Result<std::shared_ptr<GpuFence>> copy_to_textures(std::span<const GpuCopyJob>) const override {
+    return Error(ErrorCode::Unavailable, "jpeg", "gpu texture", "fake");
+  }
+  void forget_texture(uint32_t) const override {}
+  Result<void> prepare_texture(const GlTextureRegion&) const override { return ok(); }
+  int hardware_engines() const override { return 0; }
+  int cuda_device() const override { return 0; }
+};
+
+TEST(VideoDraws, GpuRouteStreamsWithoutNvdecArePaintedOnTheCpuAndSayWhy) {
+  auto s = encode_video("h264", 96, 64, 4);
+  ASSERT_TRUE(s.ok()) << s.error().message();
+  if (codecs::probe_video_gpu(0).ok()) GTEST_SKIP() << "a CUDA device opens here: NVDEC may take the stream";
+  TextureCpuBacking backing;
+  std::mutex mu;
+  std::vector<std::pair<DamageAck, std::string>> acks;
+  std::vector<std::string> logs;
+  PaintEngineConfig c;
+  c.decoder = DecoderChoice::Auto;
+  c.gpu_decoder = std::make_shared<DeviceOnlyGpu>();
+  c.on_ack = [&](const DamageAck& a, const PaintReport& r) {
+    std::lock_guard<std::mutex> l(mu);
+    acks.emplace_back(a, std::string(r.decoder));
+  };
+  c.log = [&](std::string_view line) {
+    std::lock_guard<std::mutex> l(mu);
+    logs.emplace_back(line);
+  };
+  auto e = PaintEngine::create(backing, std::move(c));
+  ASSERT_TRUE(e.ok()) << e.error().message();
+  auto& engine = *e;
+  EXPECT_EQ(engine->stats().video_decoder, "nvdec") << engine->stats().video_decoder_reason;
+  engine->window_new(1, 128, 96);
+  for (size_t i = 0; i < s->packets.size(); ++i)
+    engine->submit(video_draw(1, int64_t(i + 1), "h264", 8, 4, 96, 64, s->packets[i], int64_t(i)));
+  ASSERT_TRUE(engine->wait_idle(std::chrono::seconds(20)));
+  const auto st = engine->stats();
+  {
+    std::lock_guard<std::mutex> l(mu);
+    ASSERT_EQ(acks.size(), 4u);
+    for (const auto& [a, dec] : acks) {
+      EXPECT_GT(a.decode_time_us, 0) << a.message;
+      EXPECT_EQ(dec, "gpu->cpu");
+    }
+    ASSERT_EQ(logs.size(), 1u) << "one line per stream";
+    EXPECT_NE(logs[0].find("on the CPU"), std::string::npos) << logs[0];
+  }
+  EXPECT_EQ(st.video_gpu_streams_on_cpu, 1);
+  EXPECT_FALSE(st.last_video_gpu_note.empty());
+  EXPECT_EQ(st.video_cpu_frames.at("h264"), 4);
+  EXPECT_EQ(st.video_gpu_frames.count("h264"), 0u);
+  EXPECT_GE(region_psnr(backing.cpu, 1, 8, 4, as_bgrx(s->sources.back())), 30.0);
+  std::printf("  %s\n  %s\n", st.video_decoder_reason.c_str(), st.last_video_gpu_note.c_str());
+  engine->shutdown();
+}
+
+TEST(VideoDraws, CpuEnginesKeepVideoOnTheCpu) {
+  Harness h;
+  const auto st = h.engine->stats();
+  EXPECT_EQ(st.video_decoder, "cpu");
+  EXPECT_NE(st.video_decoder_reason.find("no GPU route"), std::string::npos) << st.video_decoder_reason;
+}
 
 TEST_P(VideoDraws, AStreamIsPaintedInOrderWithOneAckPerDraw) {
   const std::string coding = GetParam();

@@ -1,5 +1,6 @@
 // `pixpath info [--json]`: what this build can do — version, limits, codings and their
 // libraries, backings, GPU.
+#include <algorithm>
 #include <iostream>
 #include <memory>
 
@@ -58,18 +59,27 @@ nlohmann::json build_info() {
   j["libraries"] = codecs["libraries"];
   j["decodable"] = codecs["decodable"];
   j["decode_limits"] = codecs["limits"];
-  // Video draws: the stream decoders (CPU, libavcodec); there is no GPU video decoder yet.
+  // Video draws: the stream decoders (libavcodec on the CPU; NVDEC through libavcodec's CUDA
+  // hwaccel where this libavcodec has it for the coding and CUDA device 0 opens).
   nlohmann::json video;
   video["library"] = "libavcodec " + codecs::video_library_version();
+  auto probe = codecs::probe_video_gpu(0);
   video["decoders"] = nlohmann::json::array();
-  for (const auto& d : codecs::describe_video_codecs())
+  for (const auto& d : codecs::describe_video_codecs()) {
+    const bool nvdec = std::find(d.hwaccels.begin(), d.hwaccels.end(), "nvdec") != d.hwaccels.end();
     video["decoders"].push_back({{"coding", d.coding},
                                  {"decoder", "cpu"},
                                  {"libavcodec_decoder", d.decoder},
+                                 {"hwaccels", d.hwaccels},
+                                 {"nvdec", nvdec ? (probe.ok() ? "available" : "no CUDA device")
+                                                 : "not in this libavcodec"},
                                  {"csc_modes", d.csc_modes},
                                  {"max_width", d.max_width},
                                  {"max_height", d.max_height}});
-  video["gpu"] = "none (no NVDEC decoder in this build)";
+  }
+  video["gpu"] = probe.ok() ? "NVDEC through libavcodec's CUDA hwaccel on CUDA device 0 (the GL "
+                              "backing's GPU route; a stream NVDEC refuses decodes on the CPU)"
+                            : "none: " + probe.error().reason();
   j["video"] = video;
   j["backings"] = paint::backing_names();
   // The network client: what it speaks with xpra servers (3.1: bencode + zlib/lz4; 6.x:
@@ -114,11 +124,12 @@ void print_human(const nlohmann::json& j) {
                c["decode"].get<bool>() ? "decode" : "      ", c["encode"].get<bool>() ? " encode" : "       ",
                c["library"].get<std::string>(), join(c["outputs"]));
   }
-  fmt::print("video ({}, decoded on the CPU; GPU: {}):\n", j["video"]["library"].get<std::string>(),
+  fmt::print("video ({}; GPU: {}):\n", j["video"]["library"].get<std::string>(),
              j["video"]["gpu"].get<std::string>());
   for (const auto& d : j["video"]["decoders"])
-    fmt::print("  {:<7} decode  csc: {}  up to {}x{}\n", d["coding"].get<std::string>(),
-               join(d["csc_modes"]), d["max_width"].get<int>(), d["max_height"].get<int>());
+    fmt::print("  {:<7} decode  csc: {}  up to {}x{}  nvdec: {}\n", d["coding"].get<std::string>(),
+               join(d["csc_modes"]), d["max_width"].get<int>(), d["max_height"].get<int>(),
+               d["nvdec"].get<std::string>());
   fmt::print("libraries:");
   for (const auto& l : j["libraries"])
     fmt::print(" {} {};", l["name"].get<std::string>(), l["version"].get<std::string>());

@@ -14,6 +14,10 @@ nlohmann::json to_json(const LatencySummary& p) {
 void Tally::add(const DamageAck& ack, const paint::PaintReport& r) {
   draws++;
   bytes_in += r.bytes_in;
+  // Who decoded it (jpeg on nvJPEG, video on NVDEC): "gpu", "cpu", or "gpu->cpu".
+  if (r.decoder == "gpu") gpu++;
+  else if (r.decoder == "gpu->cpu") gpu_fallbacks++, cpu++;
+  else cpu++;
   if (ack.decode_time_us > 0) {
     painted++;
     total_us.push_back(r.total_us);
@@ -29,6 +33,8 @@ nlohmann::json Tally::json(const std::string& name) const {
   return {{"coding", name},          {"draws", draws},
           {"painted", painted},      {"errors", errors},
           {"skipped", skipped},      {"bytes_in", bytes_in},
+          {"gpu", gpu},              {"cpu", cpu},
+          {"gpu_fallbacks", gpu_fallbacks},
           {"latency", to_json(summarize_latency(total_us))},
           {"decode", to_json(summarize_latency(decode_us))}};
 }

@@ -28,6 +28,7 @@ namespace pixpath::tools {
 // Draws of one kind and where their time went.
 struct Tally {
   int64_t draws = 0, painted = 0, errors = 0, skipped = 0;
+  int64_t gpu = 0, cpu = 0, gpu_fallbacks = 0;  // PaintReport::decoder: gpu, cpu, gpu->cpu (also cpu)
   uint64_t bytes_in = 0;
   std::vector<int64_t> total_us, decode_us;
   void add(const DamageAck& ack, const paint::PaintReport& r);

@@ -24,6 +24,20 @@
 // size or colourspace the draw says. After an error the caller drops the decoder: the server
 // sends a key frame (frame 0) after a -1 ack.
 //
+// GPU decoding (opt-in: VideoStreamParams::gpu_device >= 0). libavcodec's CUDA hwaccel (NVDEC;
+// Debian's libavcodec opens libcuda and libnvcuvid at run time, nothing CUDA is linked here)
+// decodes on that CUDA device, in the context the caller names (gpu_context: the CUDA module's,
+// the device's primary context, so the frame's device pointers are valid there). The decoder offers libavcodec the CUDA format
+// first and the software format second, so a stream NVDEC cannot take (its limits, a coding the
+// GPU lacks, 4:4:4) is decoded on the CPU from its first frame, by libavcodec itself; a device
+// that cannot be opened (no driver, no GPU) gives a CPU decoder too. Either way stats() says so
+// (gpu_requested, gpu, gpu_note). A frame decoded on the GPU comes out as a read-only picture in
+// CUDA memory (MemoryKind::CudaDevice: NV12, or the planar format libavcodec's frames hold) whose
+// storage holds a reference to libavcodec's frame (released exactly once, on any thread, when
+// the last picture reference goes; counted in video_buffer_counters()). It has no SyncPoint:
+// libavcodec queued the frame's copy on the stream VideoFrame::cuda_stream names, and a reader
+// orders its GPU work after that stream (the CUDA module's convert_yuv_to_device does).
+//
 // Threading: one VideoDecoder is used by one thread at a time (not synchronised); pictures it
 // returned may be read and dropped on any thread.
 #pragma once
@@ -53,6 +67,14 @@ struct VideoStreamParams {
   std::string csc;     // xpra's input colourspace: "YUV420P", "YUV422P" or "YUV444P"
   DecodeLimits limits;  // also capped at kVideoMax*
   int threads = 1;     // libavcodec slice threads (1: decode on the calling thread only)
+  // >= 0: decode on this CUDA device with NVDEC where it can (see "GPU decoding"); -1: CPU.
+  // Not part of the stream's identity (same_stream).
+  int gpu_device = -1;
+  // The CUcontext to decode in (the CUDA module's: GpuDrawDecoder::cuda_context(), the device's
+  // primary context), so that frames live where the module reads them. Null: libavcodec
+  // retains the device's primary context itself, which it refuses once something else (the
+  // CUDA module) made that context active with other scheduling flags.
+  const void* gpu_context = nullptr;
 
   bool same_stream(const VideoStreamParams& o) const {
     return coding == o.coding && width == o.width && height == o.height && csc == o.csc;
@@ -73,12 +95,21 @@ struct VideoColor {
 struct VideoFrame {
   Picture picture;  // YUV420P, YUV422P or YUV444P; read-only; the encoded size
   VideoColor color;
+  // GPU frames (picture in CudaDevice memory): the CUstream libavcodec queued the frame's write
+  // on; null with cuda_legacy_stream: the legacy default stream.
+  void* cuda_stream = nullptr;
+  bool cuda_legacy_stream = false;
+  bool on_gpu() const { return picture.location().kind == MemoryKind::CudaDevice; }
 };
 
 struct VideoDecoderStats {
   int64_t packets = 0;     // decode() calls
   int64_t frames = 0;      // pictures returned
   int64_t no_picture = 0;  // decode() calls that returned no picture (held back frames)
+  bool gpu_requested = false;  // params.gpu_device >= 0
+  bool gpu = false;            // frames come from NVDEC (known once libavcodec chose, at the first frame)
+  int64_t gpu_frames = 0;      // pictures returned in CUDA memory
+  std::string gpu_note;        // why a GPU-requested stream decodes on the CPU ("" when it does not)
 };
 
 class VideoDecoder {
@@ -114,12 +145,21 @@ struct VideoCodecDescription {
   std::string coding;
   std::string decoder;  // libavcodec's decoder name, e.g. "h264"
   std::vector<std::string> csc_modes;
+  // libavcodec's hardware decoders for the coding that pixpath uses ("nvdec" when this
+  // libavcodec was built with the CUDA hwaccel for it); whether a GPU takes a stream is known
+  // only when one is decoded (stats().gpu, gpu_note).
+  std::vector<std::string> hwaccels;
   int max_width = kVideoMaxWidth, max_height = kVideoMaxHeight;
 };
 std::vector<VideoCodecDescription> describe_video_codecs();
 
-// Frame buffers made through get_buffer2 and freed (process-wide): equal when every frame
-// has been released; `live` = made - freed.
+// Opens (and closes) libavcodec's CUDA device `device` as a GPU video decoder would: ok when
+// NVDEC decoding may be tried there, else the reason (no libcuda, no such device...).
+// `context` as VideoStreamParams::gpu_context.
+Result<void> probe_video_gpu(int device, const void* context = nullptr);
+
+// Frame buffers made through get_buffer2 and GPU frames handed out as pictures, and their
+// releases (process-wide): equal when every frame has been released; `live` = made - freed.
 struct VideoBufferCounters {
   int64_t made = 0, freed = 0;
   int64_t live() const { return made - freed; }

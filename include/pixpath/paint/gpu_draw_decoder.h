@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "pixpath/codecs/decoder.h"
+#include "pixpath/codecs/video_decoder.h"
 #include "pixpath/core/picture.h"
 #include "pixpath/core/result.h"
 
@@ -112,6 +113,24 @@ class GpuDrawDecoder {
   // entropy-coded data as the CPU path does (pixpath's own GPU decoder: baseline only), so the
   // route must refuse what it does not take (gpu_exactness_refusal's own_decoder).
   virtual bool reports_damage() const { return false; }
+
+  // Video (h264, vp8, vp9 decoded by NVDEC through codecs::VideoDecoder with
+  // VideoStreamParams::gpu_device = cuda_device()).
+  // The CUDA device this decoder works on (its primary context); -1: no video GPU route.
+  virtual int cuda_device() const { return -1; }
+  // Its CUcontext (the device's primary context), for VideoStreamParams::gpu_context.
+  virtual const void* cuda_context() const { return nullptr; }
+  // A video frame in CUDA memory (VideoFrame::on_gpu(): NV12, YUV420P or YUV444P) converted into
+  // a new RGBA picture in CUDA memory (as decode_batch_to_device() makes them, for
+  // copy_to_textures()), after a GPU-side wait for the frame's producer stream; no host wait.
+  // The RGBA picture keeps the frame alive until it is released (which first waits for the
+  // conversion). Errors name the coding, stage and reason.
+  virtual Result<Picture> convert_video_frame(const codecs::VideoFrame& frame,
+                                              std::string_view coding) const {
+    (void)frame;
+    return Error(ErrorCode::Unavailable, std::string(coding), "gpu video convert",
+                 "this GPU decoder converts no video frames");
+  }
 };
 
 // The GPU route's refusals, decided from the JPEG's headers before any decode (a bounded marker

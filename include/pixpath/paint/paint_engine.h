@@ -88,6 +88,15 @@
 // painted (its picture comes with a later frame); no picture without `delayed`, or any decode
 // error, is acked -1 with the reason and drops the window's decoder (the server then sends a
 // key frame). The decoder is flushed and dropped when its window is lost, and at shutdown.
+// On the GPU route (GPU decoder into the window textures) a window's video streams whose
+// encoded size is the draw's size are made with the GPU decoder's CUDA device
+// (VideoStreamParams::gpu_device; PIXPATH_VIDEO_GPU=0 turns this off): NVDEC decodes them where
+// it can, and each GPU frame is converted to RGBA in CUDA memory (convert_video_frame) and
+// copied into the window texture (copy_to_textures) on the UI thread, acked like a GPU JPEG
+// draw (when the copy's fence signals). A stream NVDEC does not take is decoded and painted on
+// the CPU as above (counted in video_gpu_streams_on_cpu, the reason in last_video_gpu_note).
+// A GPU failure after the decode (convert, copy, fence) acks that draw -1 (the server then
+// sends a key frame) and keeps the window's later streams on the CPU.
 //
 // Release: storages the backing's release_domain() must release are drained on the UI thread
 // at every run_ui_once() and at shutdown().
@@ -214,6 +223,15 @@ struct PaintEngineStats {
   int64_t video_errors = 0;         // acked -1
   int64_t video_streams = 0;        // stream decoders created
   std::string last_video_error;
+  // Video streams on the GPU (see "Video draws"): "nvdec" when streams are asked to decode on
+  // the GPU, else "cpu"; and why.
+  std::string video_decoder = "cpu";
+  std::string video_decoder_reason;
+  std::map<std::string, int64_t> video_gpu_frames;  // per coding: frames painted from NVDEC
+  std::map<std::string, int64_t> video_cpu_frames;  // per coding: frames painted from the CPU
+  int64_t video_gpu_streams_on_cpu = 0;  // GPU-requested streams libavcodec decoded on the CPU
+  int64_t video_gpu_failures = 0;        // GPU frames acked -1 (convert, copy or fence failed)
+  std::string last_video_gpu_note;
   int64_t queued_draws = 0;              // submitted, not yet acknowledged (now)
   uint64_t queued_bytes = 0;             // their data bytes (now)
   int64_t max_queued_draws_seen = 0;     // the highest queued_draws so far

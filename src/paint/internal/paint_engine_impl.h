@@ -17,6 +17,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -144,6 +145,9 @@ struct PaintEngine::Impl {
   std::map<int64_t, uint32_t> registered_textures;  // window -> texture given to the GPU decoder
   // Video: each window's stream decoder (created, re-created and dropped by its draws).
   std::map<int64_t, std::unique_ptr<codecs::VideoDecoder>> video_decoders;
+  bool video_gpu = false;                  // fixed after create()
+  std::set<int64_t> video_cpu_windows;     // windows whose GPU video failed: CPU streams only
+  std::set<int64_t> video_stream_noted;    // windows whose current stream's GPU note was counted
 
   // Queue-full log rate limiting (guarded by mu).
   Clock::time_point last_full_log PIXPATH_GUARDED_BY(mu){};
@@ -177,6 +181,17 @@ struct PaintEngine::Impl {
 
   // ---- video_draws.cc: video draws, decoded and painted on the UI thread in window order
   void complete_video(Item& item);
+  // Acks a video draw -1 with the error and drops the window's decoder (UI thread).
+  void fail_video(Item& item, const Error& e);
+  // ---- video_draws_gpu.cc: video frames decoded by NVDEC, into the window texture
+  // create(): whether video streams ask for the GPU (video_gpu, stats.video_decoder).
+  void decide_video_gpu();
+  // The gpu_device for a window's new stream (-1: CPU).
+  int video_gpu_device(int64_t wid, const codecs::VideoStreamParams& want, const DrawPacket& p) const;
+  // Counts a GPU-requested stream that libavcodec decodes on the CPU, once per stream.
+  void note_video_stream(int64_t wid, const codecs::VideoDecoder& decoder);
+  // A frame in CUDA memory: converted, copied into the window texture, acked at the fence.
+  void complete_video_gpu(Item& item, codecs::VideoFrame frame);
   // Flushes and drops the window's stream decoder (window lost, shutdown).
   void drop_video_decoder(int64_t wid);
 
