@@ -69,7 +69,15 @@ def main():
     from torchvision.io import decode_jpeg
     try:
         from nvidia import nvimgcodec
-        nvdec = nvimgcodec.Decoder()
+        # One decoder per thread: a decoder used from a thread other than its creator's failed
+        # on the H200 ("std::future_error: Broken promise", None returned).
+        nv_local = threading.local()
+
+        def nvdec_here():
+            if not hasattr(nv_local, "decoder"):
+                nv_local.decoder = nvimgcodec.Decoder()
+            return nv_local.decoder
+        nvdec = nvdec_here
         nv_version = getattr(nvimgcodec, "__version__", "?")
     except ImportError as e:
         nvdec, nv_version = None, f"not installed ({e})"
@@ -98,7 +106,10 @@ def main():
         routes["torchvision cuda"] = tv_cuda
         if nvdec is not None:
             def nv_cuda():
-                t = torch.as_tensor(nvdec.decode(data), device="cuda")
+                img = nvdec().decode(data)
+                if img is None:
+                    raise RuntimeError("nvImageCodec returned no picture")
+                t = torch.as_tensor(img, device="cuda")
                 torch.cuda.synchronize()
                 return t
             routes["nvImageCodec cuda"] = nv_cuda

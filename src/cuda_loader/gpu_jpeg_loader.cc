@@ -261,9 +261,12 @@ Result<Picture> wrap_device_image(const std::shared_ptr<abi::Engine>& engine,
   return Picture::wrap(PixelFormat::RGBA, img.width, img.height, std::move(storage), 0, img.pitch);
 }
 
-// A video frame in CUDA memory -> RGBA pool memory (convert_video_frame). The RGBA storage's
-// release waits for the conversion (its event), then lets the frame go (libavcodec may reuse
-// its surface at once), then frees the RGBA memory stream-ordered.
+// A video frame in CUDA memory -> RGBA pool memory (convert_video_frame). The frame is let go
+// as soon as the conversion has read it (a host wait on its event: tens of microseconds), not
+// when the RGBA picture goes: libavcodec's NVDEC surfaces and frames are few, and a window's
+// pictures wait for their texture copies' fences, so holding frames that long starved the
+// decoder on the H200 (a decode error after about 26 frames in flight). The RGBA memory is
+// freed stream-ordered when its picture goes.
 Result<Picture> convert_video(const std::shared_ptr<abi::Engine>& engine, const codecs::VideoFrame& frame,
                               std::string_view coding) {
   const std::string subject(coding.empty() ? "video" : coding);
@@ -297,15 +300,17 @@ Result<Picture> convert_video(const std::shared_ptr<abi::Engine>& engine, const 
   if (!img.ok())
     return Error(img.error().code(), subject, img.error().stage(), img.error().reason());
   auto sync = std::make_shared<CudaEventSyncPoint>(engine, img->event);
+  if (auto waited = sync->wait_host(); !waited.ok()) {
+    engine->release_device(img->ptr, img->stream);
+    return Error(waited.error().code(), subject, "gpu video convert", waited.error().reason());
+  }
   MemoryLocation out_where;
   out_where.kind = MemoryKind::CudaDevice;
   out_where.device = img->device;
   out_where.context = img->context;
   PIXPATH_TRY(StorageRef storage,
               PictureStorage::wrap(out_where, img->ptr, img->bytes, StorageFlags{},
-                                   [engine, ptr = img->ptr, stream = img->stream, sync, src = pic]() mutable {
-                                     (void)sync->wait_host();  // the conversion has read the frame
-                                     src = Picture();
+                                   [engine, ptr = img->ptr, stream = img->stream] {
                                      engine->release_device(ptr, stream);
                                    }));
   storage->set_sync_point(std::move(sync));
