@@ -1,6 +1,7 @@
 // The GPU route's refusals (gpu_draw_decoder.h): what the GPU path cannot decode exactly,
 // decided from the headers.
 #include <string>
+#include <string_view>
 
 #include "pixpath/codecs/jpeg_tables.h"
 #include "pixpath/paint/gpu_draw_decoder.h"
@@ -33,9 +34,12 @@ std::optional<std::string> gpu_exactness_refusal(std::span<const uint8_t> data, 
   if (!t->has_eoi) return "the stream ends before its EOI marker (truncated?)";
   if (own_decoder && exactness) {
     const std::string s = t->component_count == 1 ? "gray" : sampling(*t);
-    if (t->sof != 0xC0)
-      return "a " + t->process() + " " + s + " JPEG is not decoded on the GPU (pixpath's own GPU decoder, " +
+    if (t->sof != 0xC0) {
+      const std::string process = t->process();
+      const char* article = std::string_view("aeiou").find(process[0]) != std::string_view::npos ? "an " : "a ";
+      return article + process + " " + s + " JPEG is not decoded on the GPU (pixpath's own GPU decoder, " +
              "which reports damaged data as the CPU path does, takes baseline JPEGs only)";
+    }
     if (s != "gray" && s != "4:4:4" && s != "4:2:2" && s != "4:2:0")
       return "a colour " + s + " JPEG is not decoded on the GPU (pixpath's own GPU decoder is checked on gray, " +
              "4:4:4, 4:2:2 and 4:2:0)";
