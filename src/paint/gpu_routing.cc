@@ -41,8 +41,8 @@ std::optional<std::string> gpu_exactness_refusal(std::span<const uint8_t> data, 
              "which reports damaged data as the CPU path does, takes baseline JPEGs only)";
     }
     if (s != "gray" && s != "4:4:4" && s != "4:2:2" && s != "4:2:0")
-      return "a colour " + s + " JPEG is not decoded on the GPU (pixpath's own GPU decoder is checked on gray, " +
-             "4:4:4, 4:2:2 and 4:2:0)";
+      return "a colour " + s + " JPEG is not decoded on the GPU (its sampling: pixpath's own GPU decoder is " +
+             "checked on gray, 4:4:4, 4:2:2 and 4:2:0)";
     return std::nullopt;
   }
   if (t->component_count == 1 || !exactness) return std::nullopt;
