@@ -291,6 +291,16 @@ struct VideoDecoder::Impl {
     return 0;
   }
 
+  // The decoded frame has the encoded size the draw says (CPU and GPU frames alike).
+  Result<void> check_frame_size() const {
+    if (frame->width == params.width && frame->height == params.height) return ok();
+    return error(ErrorCode::CorruptData, "decode",
+                 "the stream's frame is " + std::to_string(frame->width) + "x" +
+                     std::to_string(frame->height) + ", the draw says " +
+                     std::to_string(params.width) + "x" + std::to_string(params.height) +
+                     " (a new size needs a new stream, frame 0)");
+  }
+
   // The frame now in `frame` as a read-only picture holding a reference to its buffer.
   Result<VideoFrame> take_frame() {
     if (frame->format == AV_PIX_FMT_CUDA) return take_gpu_frame();
@@ -310,12 +320,7 @@ struct VideoDecoder::Impl {
                    "the stream decodes to " + format_name(frame->format));
     if (frame->flags & AV_FRAME_FLAG_CORRUPT || frame->decode_error_flags)
       return error(ErrorCode::CorruptData, "decode", "libavcodec flagged the frame corrupt");
-    if (frame->width != params.width || frame->height != params.height)
-      return error(ErrorCode::CorruptData, "decode",
-                   "the stream's frame is " + std::to_string(frame->width) + "x" +
-                       std::to_string(frame->height) + ", the draw says " +
-                       std::to_string(params.width) + "x" + std::to_string(params.height) +
-                       " (a new size needs a new stream, frame 0)");
+    PIXPATH_CHECK(check_frame_size());
     if (name(*format) != params.csc)
       return error(ErrorCode::CorruptData, "decode",
                    "the stream is " + std::string(name(*format)) + ", the draw says csc " +
@@ -374,12 +379,7 @@ struct VideoDecoder::Impl {
                          " (pixpath converts NV12, YUV420P and YUV444P, 8-bit)");
     }
     const std::string csc = format == PixelFormat::YUV444P ? "YUV444P" : "YUV420P";
-    if (frame->width != params.width || frame->height != params.height)
-      return error(ErrorCode::CorruptData, "decode",
-                   "the stream's frame is " + std::to_string(frame->width) + "x" +
-                       std::to_string(frame->height) + ", the draw says " +
-                       std::to_string(params.width) + "x" + std::to_string(params.height) +
-                       " (a new size needs a new stream, frame 0)");
+    PIXPATH_CHECK(check_frame_size());
     if (csc != params.csc)
       return error(ErrorCode::CorruptData, "decode",
                    "the stream is " + csc + ", the draw says csc " + params.csc);
