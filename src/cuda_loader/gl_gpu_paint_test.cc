@@ -21,29 +21,8 @@ using paint::DecoderChoice;
 using testing::compare;
 using testing::play_gl;
 
-struct Gpu {
-  std::shared_ptr<const cuda::GpuJpegDecoder> decoder;
-  std::string skip;
-};
-
-Gpu& gpu() {
-  static Gpu g = [] {
-    Gpu r;
-    auto d = cuda::GpuJpegDecoder::create();
-    if (!d.ok()) {
-      r.skip = "no GPU decoder: " + d.error().message();
-      return r;
-    }
-    auto gl = GlContext::create();
-    if (!gl.ok()) {
-      r.skip = "no GL context: " + gl.error().message();
-      return r;
-    }
-    std::printf("  GL: %s %s / %s\n", (*gl)->info().egl_vendor.c_str(), (*gl)->info().renderer.c_str(),
-                (*gl)->info().version.c_str());
-    r.decoder = std::shared_ptr<const cuda::GpuJpegDecoder>(std::move(d).value());
-    return r;
-  }();
+testing::TestGpu& gpu() {
+  static testing::TestGpu g = testing::make_test_gpu();
   return g;
 }
 

@@ -27,33 +27,11 @@ namespace {
 using codecs::testing::encode_video;
 using testing::compare;
 
-struct Gpu {
-  std::shared_ptr<const cuda::GpuJpegDecoder> decoder;
-  std::string skip;
-};
-
-Gpu& gpu() {
-  static Gpu g = [] {
-    Gpu r;
-    auto d = cuda::GpuJpegDecoder::create();
-    if (!d.ok()) {
-      r.skip = "no GPU decoder: " + d.error().message();
-      return r;
-    }
-    if (auto p = codecs::probe_video_gpu(d.value()->cuda_device(), d.value()->cuda_context()); !p.ok()) {
-      r.skip = "libavcodec cannot open the CUDA device: " + p.error().message();
-      return r;
-    }
-    auto gl = GlContext::create();
-    if (!gl.ok()) {
-      r.skip = "no GL context: " + gl.error().message();
-      return r;
-    }
-    std::printf("  GL: %s %s / %s\n", (*gl)->info().egl_vendor.c_str(), (*gl)->info().renderer.c_str(),
-                (*gl)->info().version.c_str());
-    r.decoder = std::shared_ptr<const cuda::GpuJpegDecoder>(std::move(d).value());
-    return r;
-  }();
+testing::TestGpu& gpu() {
+  static testing::TestGpu g = testing::make_test_gpu([](const cuda::GpuJpegDecoder& d) -> std::string {
+    auto p = codecs::probe_video_gpu(d.cuda_device(), d.cuda_context());
+    return p.ok() ? "" : "libavcodec cannot open the CUDA device: " + p.error().message();
+  });
   return g;
 }
 

@@ -1,11 +1,15 @@
-// Shared by the GPU paint test and benchmark (src/cuda_loader/gl_gpu_paint_test.cc,
-// bench/cuda/gpu_paint_benchmark.cc): recordings of JPEG screen updates, playing them through
-// the paint engine into a GL backing with a chosen decoder, and comparing window snapshots.
+// Shared by the GPU paint and video tests and the paint benchmark (src/cuda_loader/
+// gl_gpu_paint_test.cc, gl_gpu_video_test.cc, bench/cuda/gpu_paint_benchmark.cc): the GPU
+// decoder a test binary uses, recordings of JPEG screen updates, playing them through the
+// paint engine into a GL backing with a chosen decoder, and comparing window snapshots.
 #pragma once
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
+#include <functional>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -15,6 +19,36 @@
 #include "pixpath/paint/recording.h"
 
 namespace pixpath::gl::testing {
+
+// The GPU decoder of a GPU test binary, with a GL context shown to work (its vendor, renderer
+// and version printed); `skip` says why the tests cannot run here (empty: they can). `also`
+// adds a requirement on the decoder: the reason it is not met, or "" when it is.
+struct TestGpu {
+  std::shared_ptr<const cuda::GpuJpegDecoder> decoder;
+  std::string skip;
+};
+
+inline TestGpu make_test_gpu(const std::function<std::string(const cuda::GpuJpegDecoder&)>& also = {}) {
+  TestGpu r;
+  auto d = cuda::GpuJpegDecoder::create();
+  if (!d.ok()) {
+    r.skip = "no GPU decoder: " + d.error().message();
+    return r;
+  }
+  if (also) {
+    r.skip = also(**d);
+    if (!r.skip.empty()) return r;
+  }
+  auto gl = GlContext::create();
+  if (!gl.ok()) {
+    r.skip = "no GL context: " + gl.error().message();
+    return r;
+  }
+  std::printf("  GL: %s %s / %s\n", (*gl)->info().egl_vendor.c_str(), (*gl)->info().renderer.c_str(),
+              (*gl)->info().version.c_str());
+  r.decoder = std::shared_ptr<const cuda::GpuJpegDecoder>(std::move(d).value());
+  return r;
+}
 
 // A recording of one 3840x2160 window updated by the given JPEG files in turn: files of the
 // window's size are whole-window updates, smaller ones go to the four quadrants in turn.
