@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -161,7 +162,29 @@ bool unix_socket_accepts(const std::string& path) {
 
 }  // namespace
 
+// Display numbers and ports are picked free but not reserved: a test running beside this one
+// can take the same one before xpra binds it. Those starts are retried with fresh ones; every
+// other failure is returned at once.
+static bool lost_a_race(const Error& e) {
+  const std::string m = e.message();
+  for (const char* sign : {"Address already in use", "already active for display", "Server is already active",
+                           "server already running", "SocketCreateListener() failed", "_XSERVTransMakeAllCOTSServerListeners",
+                           "another X server"})
+    if (m.find(sign) != std::string::npos) return true;
+  return false;
+}
+
 Result<std::unique_ptr<XpraServer>> XpraServer::start(XpraServerOptions options) {
+  constexpr int kAttempts = 3;
+  for (int attempt = 1;; ++attempt) {
+    auto s = start_once(options);
+    if (s.ok() || attempt == kAttempts || !lost_a_race(s.error())) return s;
+    std::fprintf(stderr, "xpra test server: display or port taken meanwhile (attempt %d of %d), again: %s\n",
+                 attempt, kAttempts, s.error().reason().substr(0, 200).c_str());
+  }
+}
+
+Result<std::unique_ptr<XpraServer>> XpraServer::start_once(const XpraServerOptions& options) {
   PIXPATH_CHECK(xpra_available(options.version));
   if (!options.bind_tcp && !options.bind_unix) {
     return server_error(ErrorCode::InvalidArgument, "neither bind_tcp nor bind_unix: nothing to connect to");

@@ -79,7 +79,8 @@ struct XpraServerOptions {
 class XpraServer {
  public:
   // Starts `xpra start` and waits until its TCP port accepts connections. On failure the
-  // error's reason ends with the tail of the server log, and nothing is left running.
+  // error's reason ends with the tail of the server log, and nothing is left running. A start
+  // that lost its display number or port to another process meanwhile is retried (3 attempts).
   [[nodiscard]] static Result<std::unique_ptr<XpraServer>> start(XpraServerOptions options = {});
   ~XpraServer();
   XpraServer(const XpraServer&) = delete;
@@ -111,6 +112,7 @@ class XpraServer {
 
  private:
   XpraServer() = default;
+  [[nodiscard]] static Result<std::unique_ptr<XpraServer>> start_once(const XpraServerOptions& options);
   pid_t pid_ = -1;
   XpraVersion version_ = XpraVersion::V3_1;
   int display_ = 0;
