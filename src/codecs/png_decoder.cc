@@ -146,8 +146,10 @@ inline __m128i select(__m128i mask, __m128i t, __m128i e) {
   return _mm_or_si128(_mm_and_si128(mask, t), _mm_andnot_si128(mask, e));
 }
 
-// Paeth on 16-bit lanes, branch-free (as libpng's SSE2 code): p = a + b - c, so
-// |p - a| = |b - c|, |p - b| = |a - c|, |p - c| = |(b - c) + (a - c)|; ties go to a, then b.
+// Paeth on 16-bit lanes, branch-free: p = a + b - c, so |p - a| = |b - c| (no a in it: off the
+// chain from one pixel to the next), |p - b| = |a - c|, |p - c| = |(b - c) + (a - c)|; a unless
+// |p - a| is over |p - b| or |p - c|, else b unless |p - b| is over |p - c|, else c (PNG's tie
+// rule).
 template <int Bpp>
 void unfilter_paeth(uint8_t* cur, const uint8_t* prev, size_t n) {
   const __m128i zero = _mm_setzero_si128();
@@ -155,16 +157,14 @@ void unfilter_paeth(uint8_t* cur, const uint8_t* prev, size_t n) {
   for (size_t i = 0; i < n; i += Bpp) {
     const __m128i b = _mm_unpacklo_epi8(load_px(prev + i), zero);
     const __m128i x = _mm_unpacklo_epi8(load_px(cur + i), zero);
-    __m128i pa = _mm_sub_epi16(b, c);
-    __m128i pb = _mm_sub_epi16(a, c);
-    __m128i pc = _mm_add_epi16(pa, pb);
-    pa = abs_i16(pa);
-    pb = abs_i16(pb);
-    pc = abs_i16(pc);
-    const __m128i smallest = _mm_min_epi16(pc, _mm_min_epi16(pa, pb));
-    const __m128i pred = select(_mm_cmpeq_epi16(smallest, pa), a,
-                                select(_mm_cmpeq_epi16(smallest, pb), b, c));
-    a = _mm_add_epi8(x, pred);  // bytes wrap; the high byte of each lane stays 0
+    const __m128i bc = _mm_sub_epi16(b, c);
+    const __m128i ac = _mm_sub_epi16(a, c);
+    const __m128i pa = abs_i16(bc);
+    const __m128i pb = abs_i16(ac);
+    const __m128i pc = abs_i16(_mm_add_epi16(bc, ac));
+    const __m128i b_or_c = select(_mm_cmpgt_epi16(pb, pc), c, b);
+    const __m128i not_a = _mm_or_si128(_mm_cmpgt_epi16(pa, pb), _mm_cmpgt_epi16(pa, pc));
+    a = _mm_add_epi8(x, select(not_a, b_or_c, a));  // bytes wrap; each lane's high byte stays 0
     store_px<Bpp>(cur + i, _mm_packus_epi16(a, a));
     c = b;
   }
