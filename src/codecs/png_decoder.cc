@@ -231,9 +231,11 @@ void write_row(const uint8_t* src, uint8_t* dst, size_t w) {
 }
 
 template <int Bpp, int OutBpp>
-bool unfilter_into(uint8_t* rows, const uint8_t* zero_row, size_t w, const PictureView& dst) {
+bool unfilter_into(uint8_t* rows, const uint8_t* zero_row, size_t w, size_t h,
+                   const PictureView& dst) {
   const size_t n = w * Bpp, in_stride = n + 1;
   const auto& p = dst.planes[0];
+  if (size_t(p.height) != h || p.row_bytes() != w * OutBpp) return false;
   const uint8_t* prev = zero_row;
   for (int y = 0; y < p.height; ++y) {
     uint8_t* r = rows + size_t(y) * in_stride;
@@ -269,6 +271,12 @@ bool fast_decode(std::span<const uint8_t> data, uint32_t width, uint32_t height,
   // The run of IDAT chunks, each CRC checked (what libspng's default SPNG_CRC_ERROR does for
   // critical chunks). It ends at the first other chunk or at the end of the data.
   thread_local FastScratch scratch;
+  struct TrimIdat {  // the IDAT copy, like the rows, is kept only up to kKeepScratch bytes
+    std::vector<uint8_t>& v;
+    ~TrimIdat() {
+      if (v.capacity() > kKeepScratch) std::vector<uint8_t>().swap(v);
+    }
+  } trim_idat{scratch.idat};
   const uint8_t* zdata = nullptr;
   size_t zsize = 0;
   size_t chunks = 0;
@@ -325,11 +333,11 @@ bool fast_decode(std::span<const uint8_t> data, uint32_t width, uint32_t height,
   const uint8_t* prev = zero_row + 1;
   bool ok = false;
   if (bpp == 3) {
-    ok = fmt == SPNG_FMT_RGB8 ? unfilter_into<3, 3>(rows, prev, w, dst)
-                              : unfilter_into<3, 4>(rows, prev, w, dst);
+    ok = fmt == SPNG_FMT_RGB8 ? unfilter_into<3, 3>(rows, prev, w, h, dst)
+                              : unfilter_into<3, 4>(rows, prev, w, h, dst);
   } else {
-    ok = fmt == SPNG_FMT_RGB8 ? unfilter_into<4, 3>(rows, prev, w, dst)
-                              : unfilter_into<4, 4>(rows, prev, w, dst);
+    ok = fmt == SPNG_FMT_RGB8 ? unfilter_into<4, 3>(rows, prev, w, h, dst)
+                              : unfilter_into<4, 4>(rows, prev, w, h, dst);
   }
   if (ok) g_fast_decodes.fetch_add(1, std::memory_order_relaxed);
   return ok;
