@@ -15,11 +15,13 @@
 // chunk before the first IDAT (same limits, checks and errors); then we take the run of IDAT
 // chunks (each chunk CRC checked), inflate it whole with libdeflate (zlib header and adler32
 // checked; exactly height * (1 + width * bpp) bytes expected), unfilter each row in place in a
-// per-thread scratch buffer (SSE2 for Sub/Avg/Paeth) and write it into the destination row.
+// per-thread scratch buffer (SSE2 for Sub/Avg/Paeth) and write it into the destination row
+// (the scratch holds filtered data, as libspng's scanline buffers do: not a counted pixel copy).
 // It is at least as strict as libspng (libspng skips the CRC of the last IDAT chunk it reads and
 // the adler32 when it sits in a later chunk, and ignores data beyond the last row); whenever
 // the fast path finds anything it does not accept, the libspng path decodes the same input
-// from its first IDAT instead, so every error (code, stage, reason) is libspng's, as before.
+// from its first IDAT instead, so every error (code, stage, reason) is libspng's, as before
+// (corrupt input costs the fast path's attempt on top; png_fast_path_test.cc compares the two).
 // One known difference: libdeflate accepts dynamic Huffman blocks declaring 287-288
 // literal/length or 31-32 distance codes that zlib refuses ("too many length or distance
 // symbols") when the picture data is valid otherwise. PIXPATH_PNG_LIBSPNG=1 in the environment
