@@ -5,6 +5,8 @@ find_package(ZLIB REQUIRED)
 find_package(OpenSSL 3 REQUIRED COMPONENTS SSL Crypto)  # HMAC for xpra password challenges, TLS (ssl://, wss://)
 pkg_check_modules(TURBOJPEG REQUIRED IMPORTED_TARGET libturbojpeg)
 pkg_check_modules(SPNG REQUIRED IMPORTED_TARGET spng)
+# The png decoder's fast path inflates the IDAT data with libdeflate (src/codecs/png_decoder.cc).
+pkg_check_modules(LIBDEFLATE REQUIRED IMPORTED_TARGET libdeflate)
 pkg_check_modules(WEBP REQUIRED IMPORTED_TARGET libwebp libwebpdemux)
 pkg_check_modules(LZ4 REQUIRED IMPORTED_TARGET liblz4)
 pkg_check_modules(BROTLI REQUIRED IMPORTED_TARGET libbrotlidec libbrotlienc)

@@ -1,13 +1,17 @@
 // CPU codec throughput on screen content, into a destination buffer the caller owns.
 // JPEG: pixpath's decoder vs a direct tjDecompress2 call into the same buffer (same flags),
 // in the same run: the difference is pixpath's overhead (header checks, per-thread handle).
-// Also rgb24/rgb32 + lz4 and PNG. Sizes 1920x1080 and 3840x2160.
+// Also rgb24/rgb32 + lz4 and PNG (the png decoder's fast path and its libspng path side by side;
+// BM_PngFile: a PNG file given by PIXPATH_BENCH_PNG). Sizes 1920x1080 and 3840x2160.
 #include <benchmark/benchmark.h>
 #include <turbojpeg.h>
 
+#include <cstdio>
+#include <cstdlib>
 #include <map>
 #include <vector>
 
+#include "codecs/internal/builtin_codecs.h"
 #include "codecs/testing/test_images.h"
 #include "pixpath/codecs/registry.h"
 
@@ -122,19 +126,69 @@ void BM_Rgb24ZlibToBgrx(benchmark::State& state) {
   state.SetBytesProcessed(int64_t(state.iterations()) * w * h * 4);
 }
 
-// Args: width, height. PNG (RGB, zlib level 1 as our encoder's default) into RGBX.
-void BM_Png(benchmark::State& state) {
-  const int w = int(state.range(0)), h = int(state.range(1));
-  const auto& data = encoded("png", w, h, {}, PixelFormat::RGB);
-  Picture dst = Picture::allocate(PixelFormat::RGBX, w, h).value();
+// PNG decodes into `format`, through the png decoder's fast path (libdeflate + own unfiltering)
+// or, with libspng != 0, its libspng path (internal::set_png_fast_path; PIXPATH_PNG_LIBSPNG=1
+// forces libspng for every case). Fails when the fast path was asked for and did not decode.
+void png_decode_loop(benchmark::State& state, const std::vector<uint8_t>& data, int w, int h,
+                     PixelFormat format, bool libspng) {
+  Picture dst = Picture::allocate(format, w, h).value();
   PictureView v = dst.write().value();
   const Decoder& d = *CodecRegistry::builtin().decoder("png");
+  const bool was_on = internal::png_fast_path();
+  const bool fast = !libspng && was_on;
+  internal::set_png_fast_path(fast);
+  const uint64_t before = internal::png_fast_path_decodes();
   for (auto _ : state) {
     auto r = d.decode_into(data, {}, v);
     if (!r.ok()) state.SkipWithError(r.error().message().c_str());
     benchmark::ClobberMemory();
   }
-  state.SetBytesProcessed(int64_t(state.iterations()) * w * h * 4);
+  const uint64_t fast_decodes = internal::png_fast_path_decodes() - before;
+  internal::set_png_fast_path(was_on);
+  if (fast && fast_decodes != uint64_t(state.iterations())) {
+    state.SkipWithError("the png fast path did not decode every iteration");
+  }
+  state.SetLabel(fast ? "fast path" : "libspng");
+  state.SetBytesProcessed(int64_t(state.iterations()) * w * h * int64_t(info(format).bytes_per_pixel[0]));
+}
+
+// Args: width, height, libspng. PNG (RGB, zlib level 1 as our encoder's default) into RGBX.
+void BM_Png(benchmark::State& state) {
+  const int w = int(state.range(0)), h = int(state.range(1));
+  const auto& data = encoded("png", w, h, {}, PixelFormat::RGB);
+  png_decode_loop(state, data, w, h, PixelFormat::RGBX, state.range(2) != 0);
+}
+
+// Args: libspng, output (0 RGB, 1 RGBX). A PNG file named by PIXPATH_BENCH_PNG (skipped when
+// unset): e.g. a real 1080p screen capture encoded as docs/performance.md says.
+void BM_PngFile(benchmark::State& state) {
+  static const std::vector<uint8_t> data = [] {
+    std::vector<uint8_t> bytes;
+    if (const char* path = std::getenv("PIXPATH_BENCH_PNG")) {
+      if (FILE* f = std::fopen(path, "rb")) {
+        uint8_t buf[65536];
+        size_t n;
+        while ((n = std::fread(buf, 1, sizeof buf, f)) > 0) bytes.insert(bytes.end(), buf, buf + n);
+        std::fclose(f);
+      }
+    }
+    return bytes;
+  }();
+  if (data.empty()) {
+    state.SkipWithError("set PIXPATH_BENCH_PNG to a PNG file");
+    for (auto _ : state) {
+    }
+    return;
+  }
+  auto inf = CodecRegistry::builtin().decoder("png")->inspect(data, {});
+  if (!inf.ok()) {
+    state.SkipWithError(inf.error().message().c_str());
+    for (auto _ : state) {
+    }
+    return;
+  }
+  png_decode_loop(state, data, inf->width, inf->height,
+                  state.range(1) ? PixelFormat::RGBX : PixelFormat::RGB, state.range(0) != 0);
 }
 
 void JpegArgs(benchmark::internal::Benchmark* b) {
@@ -154,7 +208,10 @@ BENCHMARK(BM_JpegTurboJpegDirect)->Apply(JpegArgs);
 BENCHMARK(BM_Rgb32Lz4)->Args({1920, 1080, 0})->Args({1920, 1080, 1})->Args({3840, 2160, 0})->Args({3840, 2160, 1})
     ->ArgNames({"w", "h", "padded"})->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_Rgb24ZlibToBgrx)->Apply(SizeArgs);
-BENCHMARK(BM_Png)->Apply(SizeArgs);
+BENCHMARK(BM_Png)->Args({1920, 1080, 0})->Args({1920, 1080, 1})->Args({3840, 2160, 0})->Args({3840, 2160, 1})
+    ->ArgNames({"w", "h", "libspng"})->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_PngFile)->Args({0, 0})->Args({1, 0})->Args({0, 1})->Args({1, 1})
+    ->ArgNames({"libspng", "rgbx"})->Unit(benchmark::kMillisecond)->UseRealTime();
 
 }  // namespace
 }  // namespace pixpath::codecs

@@ -2,6 +2,7 @@
 #include "pixpath/codecs/registry.h"
 
 #include <lz4.h>
+#include <libdeflate.h>
 #include <spng.h>
 #include <turbojpeg.h>
 #include <webp/decode.h>
@@ -64,7 +65,7 @@ CodecRegistry::CodecRegistry() {
       describe_as("webp", "libwebp", {"RGB", "BGR", "RGBA", "BGRA", "ARGB", "RGBX", "BGRX", "XRGB"},
                   {"quality (100 = lossless)"}));
   add(make_png_decoder("png"), make_png_encoder("png"),
-      describe_as("png", "libspng", {"RGBA", "RGBX", "RGB", "GRAY8 (grayscale PNGs)"}, {"level"}));
+      describe_as("png", "libspng; libdeflate + own unfiltering for 8-bit RGB/RGBA", {"RGBA", "RGBX", "RGB", "GRAY8 (grayscale PNGs)"}, {"level"}));
   add(make_png_decoder("png/L"), make_png_encoder("png/L"),
       describe_as("png/L", "libspng", {"RGBA", "RGBX", "RGB", "GRAY8"}, {"level"}));
   add(make_png_decoder("png/P"), nullptr,
@@ -119,6 +120,7 @@ std::vector<LibraryVersion> CodecRegistry::library_versions() const {
   return {
       {"libjpeg-turbo", jpeg + " (built against; libjpeg API " + std::to_string(JPEG_LIB_VERSION) + ")"},
       {"libspng", spng_version_string()},
+      {"libdeflate", LIBDEFLATE_VERSION_STRING " (built against; png's fast path)"},
       {"libwebp", "decoder " + dotted(WebPGetDecoderVersion()) + ", encoder " +
                       dotted(WebPGetEncoderVersion())},
       {"lz4", LZ4_versionString()},

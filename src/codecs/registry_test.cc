@@ -19,7 +19,7 @@ TEST(CodecRegistry, HasEveryCoding) {
     EXPECT_FALSE(d.outputs.empty()) << d.coding;
   }
   auto libs = reg.library_versions();
-  ASSERT_EQ(libs.size(), 5u);
+  ASSERT_EQ(libs.size(), 6u);
   for (const auto& l : libs) EXPECT_FALSE(l.version.empty()) << l.name;
 }
 
