@@ -195,6 +195,7 @@ void PaintEngine::Impl::complete(Item& item) {
       return;
     }
     case Kind::Draw:
+      if (item.route == Route::Video) video_draw_taken(item);
       complete_draw(item);
       return;
   }
@@ -388,6 +389,7 @@ void PaintEngine::Impl::shutdown() {
     gpu_work.clear();
     for (auto& q : video_tasks) q.clear();
     video_lane_of.clear();
+    video_ahead.clear();
   }
   for (auto& item : left) {
     if (item->kind != Kind::Draw) continue;

@@ -66,10 +66,11 @@ void PaintEngine::Impl::video_loop(VideoLane& lane) {
     {
       MutexLock lock(mu);
       auto& q = video_tasks[size_t(lane.index)];
-      while (!stopping && q.empty()) lane.cv.wait(mu);
+      auto next = q.end();
+      while (!stopping && (next = next_video_task(q)) == q.end()) lane.cv.wait(mu);
       if (stopping) return;
-      task = std::move(q.front());
-      q.pop_front();
+      task = std::move(*next);
+      q.erase(next);
       if (task.item) {
         if (task.item->skip) {  // acked 0 at its turn: not decoded, the decoder untouched
           task.item->state = State::Ready;
@@ -86,6 +87,10 @@ void PaintEngine::Impl::video_loop(VideoLane& lane) {
       MutexLock lock(mu);
       busy_video--;
       if (task.item) {
+        if (run) {
+          task.item->video_ahead = true;
+          video_ahead[task.wid]++;
+        }
         task.item->state = State::Ready;
         notify_ui();
       }
@@ -102,6 +107,35 @@ void PaintEngine::Impl::video_loop(VideoLane& lane) {
     task.item.reset();
     wake_ui();
   }
+}
+
+std::deque<VideoTask>::iterator PaintEngine::Impl::next_video_task(std::deque<VideoTask>& tasks) {
+  std::vector<int64_t> waiting;  // windows whose first task waits (few: a lane's windows)
+  for (auto it = tasks.begin(); it != tasks.end(); ++it) {
+    if (std::find(waiting.begin(), waiting.end(), it->wid) != waiting.end()) continue;
+    if (it->kind == VideoTask::Kind::Decode) {
+      auto a = video_ahead.find(it->wid);
+      if (a != video_ahead.end() && a->second >= kVideoAhead) {
+        waiting.push_back(it->wid);
+        continue;
+      }
+    }
+    return it;
+  }
+  return tasks.end();
+}
+
+void PaintEngine::Impl::video_draw_taken(Item& item) {
+  int lane = -1;
+  {
+    MutexLock lock(mu);
+    if (!item.video_ahead) return;
+    item.video_ahead = false;
+    auto a = video_ahead.find(item.wid);
+    if (a != video_ahead.end() && --a->second <= 0) video_ahead.erase(a);
+    if (auto of = video_lane_of.find(item.wid); of != video_lane_of.end()) lane = of->second.lane;
+  }
+  if (lane >= 0) lanes[size_t(lane)]->cv.notify_one();
 }
 
 void PaintEngine::Impl::run_video_task(VideoLane& lane, VideoTask& task) {
@@ -233,12 +267,14 @@ void PaintEngine::Impl::complete_video(Item& item) {
     return finish(item, 1, "", 1);  // its picture comes with a later frame
   }
   if (r.gpu) {
-    if (video_cpu_windows.count(item.wid))  // a GPU stream its lane began before it heard
-      return video_gpu_failed(item,
-                              Error(ErrorCode::Unavailable, p.coding, "gpu texture",
+    if (video_cpu_windows.count(item.wid)) {
+      // A GPU stream its lane began before it heard of the window's GPU failure: dropped as
+      // the failed one (not another failure); the server's key frame starts a CPU stream.
+      post_video_gpu_failed(item.wid, r.stream);
+      return fail_video(item, Error(ErrorCode::Unavailable, p.coding, "gpu texture",
                                     "window " + std::to_string(item.wid) +
-                                        "'s video goes to the CPU after a GPU failure"),
-                              false);
+                                        "'s video goes to the CPU after a GPU failure"));
+    }
     return complete_video_gpu(item);
   }
   codecs::VideoFrame f = std::move(*r.frame);

@@ -9,6 +9,7 @@
 #include <ctime>
 #include <map>
 #include <mutex>
+#include <thread>
 
 #include "codecs/testing/video_streams.h"
 #include "paint/internal/yuv_convert.h"
@@ -493,6 +494,34 @@ TEST(VideoDraws, VideoThreadsAreConfigurable) {
   h.expect_one_ack_each(1, seq);
   for (int64_t i = 1; i <= seq; ++i) EXPECT_GT(h.ack_for(i).decode_time_us, 0) << h.ack_for(i).message;
   for (int w = 1; w <= 3; ++w) EXPECT_GE(region_psnr(h.backing, w, 0, 0, as_bgrx(s->sources.back())), 30.0);
+}
+
+// A video thread decodes a window's draws only a few ahead of the UI thread's painting: while
+// the UI thread paints nothing, decoded frames do not pile up (each would hold a frame buffer),
+// and the windows beside it on the same thread still get theirs decoded.
+TEST(VideoDraws, AVideoThreadDecodesOnlyAFewDrawsAheadOfTheUiThread) {
+  constexpr int kFrames = 24;
+  auto s = encode_video("vp8", 64, 48, kFrames);
+  ASSERT_TRUE(s.ok());
+  const auto buffers_before = codecs::video_buffer_counters();
+  Harness h(1);
+  h.engine->window_new(1, 64, 48);
+  h.engine->window_new(2, 64, 48);
+  h.settle();
+  int64_t seq = 0;
+  for (int i = 0; i < kFrames; ++i)
+    for (int w = 1; w <= 2; ++w)
+      h.engine->submit(video_draw(w, ++seq, "vp8", 0, 0, 64, 48, s->packets[size_t(i)], i));
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // no run_ui_once meanwhile
+  const int64_t held = codecs::video_buffer_counters().live() - buffers_before.live();
+  std::printf("  %lld frame buffers live while the UI thread paints nothing\n", static_cast<long long>(held));
+  // Per window: 3 decoded frames waiting, and vp8's references (last, golden, altref) at most.
+  EXPECT_LE(held, 2 * (3 + 3)) << "frames decoded ahead of the UI thread";
+  EXPECT_GE(held, 2) << "both windows' first frames decoded meanwhile";
+  h.settle();
+  h.expect_one_ack_each(1, seq);
+  for (int64_t i = 1; i <= seq; ++i) EXPECT_GT(h.ack_for(i).decode_time_us, 0) << h.ack_for(i).message;
+  for (int w = 1; w <= 2; ++w) EXPECT_GE(region_psnr(h.backing, w, 0, 0, as_bgrx(s->sources.back())), 30.0);
 }
 
 int64_t thread_cpu_us() {

@@ -91,6 +91,7 @@ struct Item {
   std::string_view decoder_used = "cpu";
   std::vector<Error> warnings;  // the CPU decoder's (damaged data that still decoded)
   VideoResult video;            // Route::Video
+  bool video_ahead = false;     // in Impl::video_ahead (guarded by the engine mutex)
 };
 using ItemPtr = std::shared_ptr<Item>;
 
@@ -213,6 +214,12 @@ struct PaintEngine::Impl {
   std::vector<std::deque<internal::VideoTask>> video_tasks PIXPATH_GUARDED_BY(mu);  // per lane
   std::map<int64_t, internal::VideoLaneOf> video_lane_of PIXPATH_GUARDED_BY(mu);
   int busy_video PIXPATH_GUARDED_BY(mu) = 0;
+  // Per window: draws its lane decoded that the UI thread has not completed yet. A lane does not
+  // decode a window's next draw while kVideoAhead wait (it takes other windows' meanwhile), so
+  // decoded frames (a YUV frame, or an RGBA one in CUDA memory) do not pile up behind a slow UI
+  // thread.
+  static constexpr int kVideoAhead = 3;
+  std::map<int64_t, int> video_ahead PIXPATH_GUARDED_BY(mu);
   std::atomic<uint64_t> video_stream_numbers{0};
 
   // Queue-full log rate limiting (guarded by mu).
@@ -251,6 +258,12 @@ struct PaintEngine::Impl {
   int push_video_task(internal::VideoTask task, bool assign) PIXPATH_REQUIRES(mu);
   void start_video_lanes();
   void video_loop(internal::VideoLane& lane);
+  // Under mu: the lane's next task: the first whose window is not kVideoAhead draws ahead
+  // (a window's later tasks wait behind its first); tasks.end() when none.
+  std::deque<internal::VideoTask>::iterator next_video_task(std::deque<internal::VideoTask>& tasks)
+      PIXPATH_REQUIRES(mu);
+  // UI thread, at a video draw's turn: it is no longer ahead.
+  void video_draw_taken(Item& item);
   void run_video_task(internal::VideoLane& lane, internal::VideoTask& task)
       PIXPATH_REQUIRES(lane.role);
   void decode_video(internal::VideoLane& lane, Item& item) PIXPATH_REQUIRES(lane.role);
