@@ -75,6 +75,7 @@ void PaintEngine::Impl::video_loop(VideoLane& lane) {
         if (task.item->skip) {  // acked 0 at its turn: not decoded, the decoder untouched
           task.item->state = State::Ready;
           notify_ui();
+          task.item.reset();  // the UI thread's now
           run = false;
         } else {
           task.item->state = State::Decoding;
@@ -87,12 +88,12 @@ void PaintEngine::Impl::video_loop(VideoLane& lane) {
       MutexLock lock(mu);
       busy_video--;
       if (task.item) {
-        if (run) {
-          task.item->video_ahead = true;
-          video_ahead[task.wid]++;
-        }
+        task.item->video_ahead = true;
+        video_ahead[task.wid]++;
         task.item->state = State::Ready;
         notify_ui();
+        // Let go before the UI thread can take it: the item (its frame) goes on the UI thread.
+        task.item.reset();
       }
       // The window leaves the lane once its window_lost is done and nothing of it is queued.
       auto of = video_lane_of.find(task.wid);
@@ -104,7 +105,6 @@ void PaintEngine::Impl::video_loop(VideoLane& lane) {
         }
       }
     }
-    task.item.reset();
     wake_ui();
   }
 }
