@@ -91,7 +91,9 @@
 // the draw's turn comes, only paints the frame with Backing::paint_yuv() from the decoder's own
 // frame memory (no copy before the backing's); the report's decode_us is the video thread's
 // time, paint_us the UI thread's. (The frame a picture holds stays valid while the decoder goes
-// on: its buffers are refcounted.)
+// on: its buffers are refcounted.) A video thread decodes a window's draws at most 3 ahead of
+// the UI thread's painting (taking other windows' draws meanwhile), so decoded frames do not
+// pile up behind a slow UI thread.
 // Acks: the paint time on success; a `delayed` draw that gave no picture yet is acked as
 // painted (its picture comes with a later frame); no picture without `delayed`, or any decode
 // error, is acked -1 with the reason and drops the window's decoder (the server then sends a
@@ -104,8 +106,8 @@
 // (VideoStreamParams::gpu_device; PIXPATH_VIDEO_GPU=0 turns this off): NVDEC decodes them where
 // it can, and each GPU frame is converted to RGBA in CUDA memory (convert_video_frame, on the
 // video thread: it waits for its kernel) and copied into the window texture (copy_to_textures)
-// on the UI thread, acked like a GPU JPEG draw (when the copy's fence signals). A stream NVDEC does not take is decoded and painted on
-// the CPU as above (counted in video_gpu_streams_on_cpu, the reason in last_video_gpu_note).
+// on the UI thread, acked like a GPU JPEG draw (when the copy's fence signals). A stream NVDEC
+// does not take is decoded and painted on the CPU as above (counted in video_gpu_streams_on_cpu, the reason in last_video_gpu_note).
 // A GPU failure after the decode (convert, copy, fence) acks that draw -1 (the server then
 // sends a key frame) and keeps the window's later streams on the CPU; the window's frames its
 // video thread had already decoded on that stream are acked -1 too (as a fresh decoder would
@@ -151,7 +153,7 @@ struct PaintReport {
   // Who decoded it: "cpu", "gpu", or "gpu->cpu" (the GPU failed; decoded on the CPU).
   std::string_view decoder = "cpu";
   int64_t queue_us = 0;    // received -> decode started
-  int64_t decode_us = 0;   // decoding (worker)
+  int64_t decode_us = 0;   // decoding (worker; video: the video thread, GPU conversion included)
   int64_t paint_us = 0;    // delta + paint (UI thread; GPU route: queuing the texture copy)
   int64_t total_us = 0;    // received -> painted (GPU route: the copy's event signalled)
   // The decoder's warnings (damaged data that still decoded and was painted), and the first.
