@@ -8,8 +8,10 @@
 //   engine: N windows (default 8) of 1080p video through the paint engine, each fed at 60 fps
 //     (all windows' draws of a tick submitted together, then the UI loop runs until the next
 //     tick): frames/s, late ticks (a window's earlier draw not yet acked when its next arrives),
-//     errors, and received -> painted p50/p90.
-// Usage: gpu_video_benchmark [--frames N] [--windows N] [--seconds S] [--only latency|engine]
+//     errors, and received -> painted p50/p90. Each window's video decodes on one of the engine's
+//     video threads (--video-threads N, default 0: the engine's choice, min(4, cores)).
+// Usage: gpu_video_benchmark [--frames N] [--windows N] [--seconds S] [--video-threads N]
+//                            [--only latency|engine]
 // Prints one line per measurement and, at the end, a JSON line (prefix "json: ").
 #include <algorithm>
 #include <chrono>
@@ -150,7 +152,8 @@ void latency(const std::shared_ptr<const cuda::GpuJpegDecoder>& gpu, int w, int 
 }
 
 // N windows of 1080p at 60 fps each through the paint engine.
-void engine(const std::shared_ptr<const cuda::GpuJpegDecoder>& gpu, int windows, double seconds, bool use_gpu) {
+void engine(const std::shared_ptr<const cuda::GpuJpegDecoder>& gpu, int windows, double seconds, bool use_gpu,
+            int video_threads) {
   const int w = 1920, h = 1080, fps = 60;
   const int ticks = int(seconds * fps);
   std::printf("== engine: %d windows of %dx%d h264 at %d fps, %d ticks, video on the %s\n", windows, w, h, fps, ticks,
@@ -167,6 +170,7 @@ void engine(const std::shared_ptr<const cuda::GpuJpegDecoder>& gpu, int windows,
   std::string last_error;
   paint::PaintEngineConfig c;
   c.decoder = use_gpu ? paint::DecoderChoice::Auto : paint::DecoderChoice::Cpu;
+  c.video_threads = video_threads;
   if (use_gpu) c.gpu_decoder = gpu;
   c.on_ack = [&](const DamageAck& a, const paint::PaintReport& r) {
     std::lock_guard<std::mutex> l(mu);
@@ -222,15 +226,15 @@ void engine(const std::shared_ptr<const cuda::GpuJpegDecoder>& gpu, int windows,
               static_cast<long long>(errors), last_error.empty() ? "" : (" (last: " + last_error + ")").c_str(), fps_all,
               fps_all / windows, fps, static_cast<long long>(late), static_cast<long long>(int64_t(ticks - 1) * windows),
               p.p50, p.p90, idle ? "" : " (NOT IDLE after 60 s)");
-  std::printf("  stats: video_decoder %s (%s); gpu streams on the CPU %lld (%s); gpu failures %lld\n",
-              st.video_decoder.c_str(), st.video_decoder_reason.c_str(),
+  std::printf("  stats: %d video threads; video_decoder %s (%s); gpu streams on the CPU %lld (%s); gpu failures %lld\n",
+              st.video_threads, st.video_decoder.c_str(), st.video_decoder_reason.c_str(),
               static_cast<long long>(st.video_gpu_streams_on_cpu), st.last_video_gpu_note.c_str(),
               static_cast<long long>(st.video_gpu_failures));
   char buf[320];
   std::snprintf(buf, sizeof buf,
-                "{\"bench\":\"engine\",\"route\":\"%s\",\"windows\":%d,\"fps_target\":%d,\"frames_per_s\":%.1f,"
+                "{\"bench\":\"engine\",\"route\":\"%s\",\"windows\":%d,\"video_threads\":%d,\"fps_target\":%d,\"frames_per_s\":%.1f,"
                 "\"late_ticks\":%lld,\"errors\":%lld,\"gpu_acks\":%lld,\"p50_ms\":%.2f,\"p90_ms\":%.2f}",
-                use_gpu ? "gpu" : "cpu", windows, fps, fps_all, static_cast<long long>(late),
+                use_gpu ? "gpu" : "cpu", windows, st.video_threads, fps, fps_all, static_cast<long long>(late),
                 static_cast<long long>(errors), static_cast<long long>(gpu_acks), p.p50, p.p90);
   add_json(buf);
 }
@@ -238,7 +242,7 @@ void engine(const std::shared_ptr<const cuda::GpuJpegDecoder>& gpu, int windows,
 }  // namespace
 
 int main(int argc, char** argv) {
-  int frames = 120, windows = 8;
+  int frames = 120, windows = 8, video_threads = 0;
   double seconds = 4;
   std::string only;
   for (int i = 1; i < argc; ++i) {
@@ -247,9 +251,12 @@ int main(int argc, char** argv) {
     if (a == "--frames") frames = std::max(2, std::atoi(next()));
     else if (a == "--windows") windows = std::max(1, std::atoi(next()));
     else if (a == "--seconds") seconds = std::max(0.5, std::atof(next()));
+    else if (a == "--video-threads") video_threads = std::clamp(std::atoi(next()), 0, 64);
     else if (a == "--only") only = next();
     else {
-      std::fprintf(stderr, "usage: gpu_video_benchmark [--frames N] [--windows N] [--seconds S] [--only latency|engine]\n");
+      std::fprintf(stderr,
+                   "usage: gpu_video_benchmark [--frames N] [--windows N] [--seconds S] [--video-threads N] "
+                   "[--only latency|engine]\n");
       return 2;
     }
   }
@@ -273,8 +280,8 @@ int main(int argc, char** argv) {
     latency(gpu, 3840, 2160, frames);
   }
   if (only.empty() || only == "engine") {
-    engine(gpu, windows, seconds, true);
-    engine(gpu, windows, seconds, false);
+    engine(gpu, windows, seconds, true, video_threads);
+    engine(gpu, windows, seconds, false, video_threads);
   }
   std::printf("json: [%s]\n", json_out.c_str());
   return 0;

@@ -91,8 +91,8 @@ void PaintEngine::submit(DrawPacket packet) {
   if (internal::is_builtin_coding(p.coding)) {
     item->state = State::Ready;
   } else if (codecs::is_video_coding(p.coding)) {
-    item->route = Route::Video;  // decoded at its turn on the UI thread (video_draws.cc)
-    item->state = State::Ready;
+    item->route = Route::Video;  // decoded on the window's video lane (video_draws.cc)
+    item->state = State::Queued;
   } else if ((item->decoder = impl_->config.decoders(p.coding)) == nullptr) {
     item->state = State::Ready;
     item->error = Error(ErrorCode::Unsupported, p.coding.empty() ? "draw" : p.coding, "decode",

@@ -19,6 +19,10 @@ Result<std::unique_ptr<PaintEngine>> PaintEngine::create(Backing& backing,
                  "gpu_max_batch must be 0 (auto) or 1..64, not " + std::to_string(config.gpu_max_batch));
   if (config.gpu_min_pixels < 0)
     return Error(ErrorCode::InvalidArgument, "paint engine", "create", "gpu_min_pixels must be >= 0");
+  if (config.video_threads < 0 || config.video_threads > 64)
+    return Error(ErrorCode::InvalidArgument, "paint engine", "create",
+                 "video_threads must be 0 (auto) or 1..64, not " +
+                     std::to_string(config.video_threads));
   if (config.delta_buckets < 0 || config.delta_buckets > 64)
     return Error(ErrorCode::InvalidArgument, "paint engine", "create",
                  "delta_buckets must be 0..64");
@@ -74,6 +78,7 @@ Result<std::unique_ptr<PaintEngine>> PaintEngine::create(Backing& backing,
     raw->stats.gpu_max_batch = raw->config.gpu_max_batch;
   }
   raw->decide_video_gpu();
+  raw->start_video_lanes();  // after decide_video_gpu(): the lanes read video_gpu
   if (mode == GpuMode::Texture) {
     raw->watcher = std::thread([raw] { raw->watcher_loop(); });
     raw->gpu_thread = std::thread([raw] { raw->gpu_loop(); });

@@ -256,7 +256,7 @@ int PaintEngine::Impl::deliver_pending() {
       // keep the window's later streams on the CPU.
       a->fence.reset();
       video_cpu_windows.insert(item.wid);
-      drop_video_decoder(item.wid);
+      post_video_gpu_failed(item.wid, item.video.stream);
       {
         MutexLock lock(mu);
         stats.video_gpu_failures++;

@@ -38,6 +38,7 @@ std::optional<std::string> PaintEngine::Impl::queue_full(uint64_t bytes) {
 
 void PaintEngine::Impl::enqueue(ItemPtr item) {
   bool need_worker = false, need_gpu = false;
+  int video_lane = -1;  // a video lane to wake
   bool stopped = false;
   std::optional<std::string> refused;
   std::optional<std::string> log_line;
@@ -68,7 +69,12 @@ void PaintEngine::Impl::enqueue(ItemPtr item) {
         stats.queued_bytes += item->counted_bytes;
         stats.max_queued_draws_seen = std::max(stats.max_queued_draws_seen, stats.queued_draws);
         stats.max_queued_bytes_seen = std::max(stats.max_queued_bytes_seen, stats.queued_bytes);
-        if (item->state == State::Queued) {
+        if (item->state == State::Queued && item->route == Route::Video) {
+          internal::VideoTask t;
+          t.wid = item->wid;
+          t.item = item;
+          video_lane = push_video_task(std::move(t), true);
+        } else if (item->state == State::Queued) {
           const bool earlier_draw = std::any_of(q.begin(), q.end(), [](const ItemPtr& i) {
             return i->kind == Kind::Draw;
           });
@@ -85,6 +91,14 @@ void PaintEngine::Impl::enqueue(ItemPtr item) {
             }
           }
         }
+      }
+      if (item->kind == Kind::WindowNew || item->kind == Kind::WindowLost) {
+        // The window's lane (if it has one) drops its decoder / decodes again in this order.
+        internal::VideoTask t;
+        t.kind = item->kind == Kind::WindowNew ? internal::VideoTask::Kind::WindowNew
+                                               : internal::VideoTask::Kind::WindowLost;
+        t.wid = item->wid;
+        video_lane = push_video_task(std::move(t), false);
       }
       q.push_back(item);
       notify_ui();
@@ -108,6 +122,7 @@ void PaintEngine::Impl::enqueue(ItemPtr item) {
   }
   if (need_worker) work_cv.notify_one();
   if (need_gpu) gpu_cv.notify_one();
+  if (video_lane >= 0) lanes[size_t(video_lane)]->cv.notify_one();
   wake_ui();
 }
 
@@ -174,12 +189,13 @@ void PaintEngine::Impl::complete(Item& item) {
         if (!r.ok()) window_event_error(r.error());
       }
       buckets.erase(item.wid);
-      drop_video_decoder(item.wid);
+      // The window's decoder is flushed and dropped by its video lane (enqueue() queued that).
       video_cpu_windows.erase(item.wid);
-      video_stream_noted.erase(item.wid);
+      video_dropped_stream.erase(item.wid);
       return;
     }
     case Kind::Draw:
+      if (item.route == Route::Video) video_draw_taken(item);
       complete_draw(item);
       return;
   }
@@ -250,7 +266,11 @@ void PaintEngine::Impl::finish(Item& item, int64_t code, std::string message, in
 }
 
 bool PaintEngine::Impl::is_idle() const {
-  if (!work.empty() || !gpu_work.empty() || busy_workers > 0 || !pending.empty()) return false;
+  if (!work.empty() || !gpu_work.empty() || busy_workers > 0 || !pending.empty() ||
+      busy_video > 0)
+    return false;
+  for (const auto& q : video_tasks)
+    if (!q.empty()) return false;
   for (const auto& [wid, q] : queues)
     if (!q.empty()) return false;
   return true;
@@ -342,9 +362,13 @@ void PaintEngine::Impl::shutdown() {
   }
   work_cv.notify_all();
   gpu_cv.notify_all();
+  for (auto& lane : lanes) lane->cv.notify_all();
   if (gpu_thread.joinable()) gpu_thread.join();
   for (auto& t : workers) t.join();
   workers.clear();
+  // Each video lane finishes the task in hand (a decode is never interrupted) and stops.
+  for (auto& lane : lanes)
+    if (lane->thread.joinable()) lane->thread.join();
   if (watcher.joinable()) {  // the watcher sees every fence before it stops
     {
       MutexLock lock(mu);
@@ -363,6 +387,9 @@ void PaintEngine::Impl::shutdown() {
     queues.clear();
     work.clear();
     gpu_work.clear();
+    for (auto& q : video_tasks) q.clear();
+    video_lane_of.clear();
+    video_ahead.clear();
   }
   for (auto& item : left) {
     if (item->kind != Kind::Draw) continue;
@@ -374,7 +401,7 @@ void PaintEngine::Impl::shutdown() {
   }
   left.clear();
   buckets.clear();
-  while (!video_decoders.empty()) drop_video_decoder(video_decoders.begin()->first);
+  drop_video_lanes();  // the lanes are joined: their decoders are flushed and dropped here
   while (!registered_textures.empty()) forget_window_texture(registered_textures.begin()->first);
   drain_release_domain();
 }

@@ -6,8 +6,10 @@
 
 #include <cmath>
 #include <cstdio>
+#include <ctime>
 #include <map>
 #include <mutex>
+#include <thread>
 
 #include "codecs/testing/video_streams.h"
 #include "paint/internal/yuv_convert.h"
@@ -26,14 +28,17 @@ struct Harness {
   CpuBacking backing;
   std::mutex mu;
   std::vector<DamageAck> acks;
+  std::vector<PaintReport> reports;  // reports[i] goes with acks[i]
   std::unique_ptr<PaintEngine> engine;
 
-  Harness() {
+  explicit Harness(int video_threads = 0) {
     PaintEngineConfig c;
     c.decode_threads = 2;
-    c.on_ack = [this](const DamageAck& a, const PaintReport&) {
+    c.video_threads = video_threads;
+    c.on_ack = [this](const DamageAck& a, const PaintReport& r) {
       std::lock_guard<std::mutex> l(mu);
       acks.push_back(a);
+      reports.push_back(r);
     };
     auto e = PaintEngine::create(backing, std::move(c));
     EXPECT_TRUE(e.ok());
@@ -269,7 +274,303 @@ TEST_P(VideoDraws, NewStreamsSizeChangesAndCorruptDataAckAsXpraExpects) {
   EXPECT_EQ(h.engine->stats().video_streams, 4);
 }
 
+// Per window: the acks' sequences in the order they were delivered.
+std::map<int64_t, std::vector<int64_t>> acks_per_window(Harness& h) {
+  std::lock_guard<std::mutex> l(h.mu);
+  std::map<int64_t, std::vector<int64_t>> out;
+  for (const auto& a : h.acks) out[a.wid].push_back(a.sequence);
+  return out;
+}
+
+// Several windows' streams at once, on fewer video threads than windows: each window's draws
+// are decoded and painted in its order (one stream each, no errors), acked once, and every
+// frame buffer goes with the windows.
+TEST_P(VideoDraws, SeveralWindowsDecodeAtOnceEachInItsOrder) {
+  const std::string coding = GetParam();
+  constexpr int kWindows = 6, kFrames = 10;
+  std::vector<codecs::testing::VideoStream> streams;
+  for (int w = 0; w < kWindows; ++w) {
+    auto s = encode_video(coding, 64 + 16 * w, 48 + 8 * w, kFrames);
+    ASSERT_TRUE(s.ok()) << s.error().message();
+    streams.push_back(std::move(s).value());
+  }
+  const auto buffers_before = codecs::video_buffer_counters();
+  const int64_t storages_before = counters().live_storages();
+  {
+    Harness h(3);
+    for (int w = 0; w < kWindows; ++w) h.engine->window_new(w + 1, 200, 150);
+    int64_t seq = 0;
+    std::map<int64_t, std::vector<int64_t>> given;
+    for (int i = 0; i < kFrames; ++i)
+      for (int w = 0; w < kWindows; ++w) {
+        h.engine->submit(video_draw(w + 1, ++seq, coding, 4, 2, 64 + 16 * w, 48 + 8 * w,
+                                    streams[size_t(w)].packets[size_t(i)], i));
+        given[w + 1].push_back(seq);
+      }
+    h.settle();
+    h.expect_one_ack_each(1, seq);
+    for (int64_t i = 1; i <= seq; ++i)
+      EXPECT_GT(h.ack_for(i).decode_time_us, 0) << i << ": " << h.ack_for(i).message;
+    EXPECT_EQ(acks_per_window(h), given) << "each window's acks in its order";
+    for (int w = 0; w < kWindows; ++w)
+      EXPECT_GE(region_psnr(h.backing, w + 1, 4, 2, as_bgrx(streams[size_t(w)].sources.back())), 30.0)
+          << "window " << w + 1;
+    const auto st = h.engine->stats();
+    EXPECT_EQ(st.video_threads, 3);
+    EXPECT_EQ(st.video_streams, kWindows);
+    EXPECT_EQ(st.video_frames, kWindows * kFrames);
+    EXPECT_EQ(st.video_errors, 0) << st.last_video_error;
+    for (int w = 0; w < kWindows; ++w) h.engine->window_lost(w + 1);
+    h.settle();
+    EXPECT_EQ(codecs::video_buffer_counters().live(), buffers_before.live());
+  }
+  EXPECT_EQ(counters().live_storages(), storages_before);
+}
+
+// A corrupt frame fails its own window's draw (and drops that window's decoder until its key
+// frame), and the window decoding beside it on the same video thread never notices.
+TEST_P(VideoDraws, ACorruptFrameInOneWindowDoesNotDisturbAnother) {
+  const std::string coding = GetParam();
+  auto s = encode_video(coding, 96, 64, 10);
+  ASSERT_TRUE(s.ok()) << s.error().message();
+  Harness h(1);  // both windows on one thread: the strongest case for interference
+  h.engine->window_new(1, 128, 96);
+  h.engine->window_new(2, 128, 96);
+  const std::vector<uint8_t> junk(300, 0x5a);
+  int64_t seq = 0, corrupt = 0, recovered = 0;
+  for (int i = 0; i < 10; ++i) {
+    if (i < 4) {
+      h.engine->submit(video_draw(1, ++seq, coding, 0, 0, 96, 64, s->packets[size_t(i)], i));
+    } else if (i == 4) {
+      h.engine->submit(video_draw(1, corrupt = ++seq, coding, 0, 0, 96, 64, junk, i));
+    } else if (i == 5) {  // the server's answer: a key frame
+      h.engine->submit(video_draw(1, recovered = ++seq, coding, 0, 0, 96, 64, s->packets[0], 0));
+    }
+    h.engine->submit(video_draw(2, ++seq, coding, 0, 0, 96, 64, s->packets[size_t(i)], i));
+  }
+  h.settle();
+  h.expect_one_ack_each(1, seq);
+  for (int64_t i = 1; i <= seq; ++i) {
+    if (i == corrupt) continue;
+    EXPECT_GT(h.ack_for(i).decode_time_us, 0) << i << ": " << h.ack_for(i).message;
+  }
+  EXPECT_EQ(h.ack_for(corrupt).decode_time_us, -1);
+  EXPECT_EQ(h.ack_for(corrupt).message.rfind(coding + " decode: ", 0), 0u) << h.ack_for(corrupt).message;
+  EXPECT_GT(h.ack_for(recovered).decode_time_us, 0) << h.ack_for(recovered).message;
+  EXPECT_GE(region_psnr(h.backing, 1, 0, 0, as_bgrx(s->sources[0])), 30.0);
+  EXPECT_GE(region_psnr(h.backing, 2, 0, 0, as_bgrx(s->sources.back())), 30.0);
+  const auto st = h.engine->stats();
+  EXPECT_EQ(st.video_errors, 1);
+  EXPECT_EQ(st.video_streams, 3);  // window 1's two, window 2's one
+}
+
+// window_lost in the middle of a stream: the window's decoder is flushed and dropped on its
+// video thread in the window's order; its draws given after window_lost are acked 0 and never
+// decoded (no decoder is made for them), a window_new starts afresh, the other window goes on.
+TEST_P(VideoDraws, AWindowLostMidStreamLeavesTheOthersAlone) {
+  const std::string coding = GetParam();
+  auto s = encode_video(coding, 96, 64, 12);
+  ASSERT_TRUE(s.ok()) << s.error().message();
+  const auto buffers_before = codecs::video_buffer_counters();
+  Harness h(2);
+  h.engine->window_new(1, 128, 96);
+  h.engine->window_new(2, 128, 96);
+  int64_t seq = 0;
+  std::vector<int64_t> painted, skipped;
+  for (int i = 0; i < 12; ++i) {
+    if (i < 6) {
+      h.engine->submit(video_draw(1, ++seq, coding, 0, 0, 96, 64, s->packets[size_t(i)], i));
+      painted.push_back(seq);
+    } else if (i == 6) {
+      h.engine->window_lost(1);
+    } else if (i < 10) {  // the server had sent these before it knew
+      h.engine->submit(video_draw(1, ++seq, coding, 0, 0, 96, 64, s->packets[size_t(i)], i));
+      skipped.push_back(seq);
+    }
+    h.engine->submit(video_draw(2, ++seq, coding, 0, 0, 96, 64, s->packets[size_t(i)], i));
+    painted.push_back(seq);
+  }
+  h.engine->window_new(1, 128, 96);
+  for (int i = 0; i < 4; ++i) {
+    h.engine->submit(video_draw(1, ++seq, coding, 0, 0, 96, 64, s->packets[size_t(i)], i));
+    painted.push_back(seq);
+  }
+  h.settle();
+  h.expect_one_ack_each(1, seq);
+  for (int64_t i : painted) EXPECT_GT(h.ack_for(i).decode_time_us, 0) << i << ": " << h.ack_for(i).message;
+  for (int64_t i : skipped) {
+    EXPECT_EQ(h.ack_for(i).decode_time_us, 0) << i;
+    EXPECT_EQ(h.ack_for(i).message, "window 1 does not exist");
+  }
+  EXPECT_GE(region_psnr(h.backing, 1, 0, 0, as_bgrx(s->sources[3])), 30.0);
+  EXPECT_GE(region_psnr(h.backing, 2, 0, 0, as_bgrx(s->sources.back())), 30.0);
+  const auto st = h.engine->stats();
+  EXPECT_EQ(st.video_streams, 3) << "no decoder for the draws after window_lost";
+  EXPECT_EQ(st.video_errors, 0) << st.last_video_error;
+  h.engine->window_lost(1);
+  h.engine->window_lost(2);
+  h.settle();
+  EXPECT_EQ(codecs::video_buffer_counters().live(), buffers_before.live());
+}
+
 INSTANTIATE_TEST_SUITE_P(All, VideoDraws, ::testing::Values("h264", "vp8", "vp9"));
+
+// Shutdown with every window's video in flight: the video threads stop after the draw in hand,
+// every draw is acked exactly once (painted, or 0 "shutdown"), nothing hangs, and every frame
+// buffer and storage is released with the engine.
+TEST(VideoDraws, ShutdownMidStreamAcksEveryDrawOnceAndLeaksNothing) {
+  constexpr int kWindows = 4, kFrames = 30;
+  auto s = encode_video("h264", 320, 240, kFrames);
+  ASSERT_TRUE(s.ok()) << s.error().message();
+  const auto buffers_before = codecs::video_buffer_counters();
+  const int64_t storages_before = counters().live_storages();
+  int64_t seq = 0;
+  {
+    Harness h(2);
+    for (int w = 1; w <= kWindows; ++w) h.engine->window_new(w, 320, 240);
+    for (int i = 0; i < kFrames; ++i)
+      for (int w = 1; w <= kWindows; ++w)
+        h.engine->submit(video_draw(w, ++seq, "h264", 0, 0, 320, 240, s->packets[size_t(i)], i));
+    // Some draws painted, the others in flight.
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+    for (;;) {
+      h.engine->run_ui_once();
+      {
+        std::lock_guard<std::mutex> l(h.mu);
+        if (h.acks.size() >= size_t(kWindows) || std::chrono::steady_clock::now() > deadline) break;
+      }
+      h.engine->wait_for_work(std::chrono::milliseconds(5));
+    }
+    h.engine->shutdown();
+    h.expect_one_ack_each(1, seq);
+    int painted = 0, stopped = 0;
+    {
+      std::lock_guard<std::mutex> l(h.mu);
+      EXPECT_EQ(int64_t(h.acks.size()), seq);
+      for (const auto& a : h.acks) {
+        if (a.decode_time_us > 0) painted++;
+        if (a.decode_time_us == 0) {
+          stopped++;
+          EXPECT_EQ(a.message.rfind("shutdown", 0), 0u) << a.message;
+        }
+        EXPECT_GE(a.decode_time_us, 0) << a.sequence << ": " << a.message;
+      }
+    }
+    std::printf("  %d painted, %d acked 0 at shutdown\n", painted, stopped);
+    EXPECT_GE(painted, kWindows);
+    h.engine->submit(video_draw(1, ++seq, "h264", 0, 0, 320, 240, s->packets[0], 0));
+    EXPECT_EQ(h.ack_for(seq).decode_time_us, 0);
+    EXPECT_EQ(codecs::video_buffer_counters().live(), buffers_before.live());
+  }
+  EXPECT_EQ(counters().live_storages(), storages_before);
+}
+
+TEST(VideoDraws, VideoThreadsAreConfigurable) {
+  CpuBacking backing;
+  for (int bad : {-1, 65}) {
+    PaintEngineConfig c;
+    c.video_threads = bad;
+    auto e = PaintEngine::create(backing, std::move(c));
+    ASSERT_FALSE(e.ok());
+    EXPECT_NE(e.error().message().find("video_threads must be 0 (auto) or 1..64"), std::string::npos)
+        << e.error().message();
+  }
+  {
+    Harness h;  // 0: auto
+    EXPECT_GE(h.engine->stats().video_threads, 1);
+    EXPECT_LE(h.engine->stats().video_threads, 4);
+  }
+  // One thread decodes every window's video, in each window's order.
+  auto s = encode_video("vp8", 64, 48, 6);
+  ASSERT_TRUE(s.ok());
+  Harness h(1);
+  EXPECT_EQ(h.engine->stats().video_threads, 1);
+  int64_t seq = 0;
+  for (int w = 1; w <= 3; ++w) h.engine->window_new(w, 64, 48);
+  for (int i = 0; i < 6; ++i)
+    for (int w = 1; w <= 3; ++w)
+      h.engine->submit(video_draw(w, ++seq, "vp8", 0, 0, 64, 48, s->packets[size_t(i)], i));
+  h.settle();
+  h.expect_one_ack_each(1, seq);
+  for (int64_t i = 1; i <= seq; ++i) EXPECT_GT(h.ack_for(i).decode_time_us, 0) << h.ack_for(i).message;
+  for (int w = 1; w <= 3; ++w) EXPECT_GE(region_psnr(h.backing, w, 0, 0, as_bgrx(s->sources.back())), 30.0);
+}
+
+// A video thread decodes a window's draws only a few ahead of the UI thread's painting: while
+// the UI thread paints nothing, decoded frames do not pile up (each would hold a frame buffer),
+// and the windows beside it on the same thread still get theirs decoded.
+TEST(VideoDraws, AVideoThreadDecodesOnlyAFewDrawsAheadOfTheUiThread) {
+  constexpr int kFrames = 24;
+  auto s = encode_video("vp8", 64, 48, kFrames);
+  ASSERT_TRUE(s.ok());
+  const auto buffers_before = codecs::video_buffer_counters();
+  Harness h(1);
+  h.engine->window_new(1, 64, 48);
+  h.engine->window_new(2, 64, 48);
+  h.settle();
+  int64_t seq = 0;
+  for (int i = 0; i < kFrames; ++i)
+    for (int w = 1; w <= 2; ++w)
+      h.engine->submit(video_draw(w, ++seq, "vp8", 0, 0, 64, 48, s->packets[size_t(i)], i));
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));  // no run_ui_once meanwhile
+  const int64_t held = codecs::video_buffer_counters().live() - buffers_before.live();
+  std::printf("  %lld frame buffers live while the UI thread paints nothing\n", static_cast<long long>(held));
+  // Per window: 3 decoded frames waiting, and vp8's references (last, golden, altref) at most.
+  EXPECT_LE(held, 2 * (3 + 3)) << "frames decoded ahead of the UI thread";
+  EXPECT_GE(held, 2) << "both windows' first frames decoded meanwhile";
+  h.settle();
+  h.expect_one_ack_each(1, seq);
+  for (int64_t i = 1; i <= seq; ++i) EXPECT_GT(h.ack_for(i).decode_time_us, 0) << h.ack_for(i).message;
+  for (int w = 1; w <= 2; ++w) EXPECT_GE(region_psnr(h.backing, w, 0, 0, as_bgrx(s->sources.back())), 30.0);
+}
+
+int64_t thread_cpu_us() {
+  timespec t{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return int64_t(t.tv_sec) * 1000000 + t.tv_nsec / 1000;
+}
+
+// The UI thread does not decode video: with large frames that do not paint (paint=false: the
+// UI thread's part is only the ack), the CPU time this thread spends in run_ui_once() is a small
+// part of the decode time the reports give. Decoding at the draw's turn on the UI thread (as
+// the engine did before the video threads) spends at least the decode time there: this fails.
+TEST(VideoDraws, TheUiThreadDoesNotDecode) {
+  constexpr int kWindows = 3, kFrames = 8;
+  auto s = encode_video("h264", 1920, 1080, kFrames);
+  ASSERT_TRUE(s.ok()) << s.error().message();
+  Harness h(kWindows);
+  int64_t seq = 0;
+  for (int w = 1; w <= kWindows; ++w) h.engine->window_new(w, 1920, 1080);
+  h.settle();  // the windows' framebuffers are made before the clock starts
+  for (int i = 0; i < kFrames; ++i)
+    for (int w = 1; w <= kWindows; ++w) {
+      auto d = video_draw(w, ++seq, "h264", 0, 0, 1920, 1080, s->packets[size_t(i)], i);
+      d.options.paint = false;
+      h.engine->submit(std::move(d));
+    }
+  int64_t ui_cpu_us = 0;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (!h.engine->idle() && std::chrono::steady_clock::now() < deadline) {
+    const int64_t t0 = thread_cpu_us();
+    h.engine->run_ui_once();
+    ui_cpu_us += thread_cpu_us() - t0;
+    h.engine->wait_for_work(std::chrono::milliseconds(20));
+  }
+  ASSERT_TRUE(h.engine->idle());
+  h.expect_one_ack_each(1, seq);
+  int64_t decode_us = 0;
+  {
+    std::lock_guard<std::mutex> l(h.mu);
+    for (size_t i = 0; i < h.acks.size(); ++i) {
+      EXPECT_GT(h.acks[i].decode_time_us, 0) << h.acks[i].message;
+      decode_us += h.reports[i].decode_us;
+    }
+  }
+  std::printf("  decode %lld us (video threads), UI thread CPU in run_ui_once %lld us\n",
+              static_cast<long long>(decode_us), static_cast<long long>(ui_cpu_us));
+  ASSERT_GT(decode_us, 10000) << "frames too small to tell";
+  EXPECT_LT(ui_cpu_us * 4, decode_us);
+}
 
 TEST(VideoDraws, BadOptionsAreRefusedWithAClearMessage) {
   auto s = encode_video("h264", 64, 48, 1);

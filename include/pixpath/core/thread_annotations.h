@@ -45,4 +45,27 @@ class PIXPATH_SCOPED_CAPABILITY MutexLock {
   Mutex& m_;
 };
 
+// A capability that no lock stands for: "running as this thread" (a thread role). Data that one
+// thread alone touches is PIXPATH_GUARDED_BY(the role); that thread's loop holds the role for its
+// whole life (ScopedRole) and the functions it calls that touch the data say
+// PIXPATH_REQUIRES(role), so clang checks that nothing else reaches the data. Another thread may
+// take the role only while the owner cannot run (before it starts, after it was joined); say so
+// where it does.
+class PIXPATH_CAPABILITY("role") ThreadRole {
+ public:
+  void acquire() PIXPATH_ACQUIRE() {}
+  void release() PIXPATH_RELEASE() {}
+};
+
+class PIXPATH_SCOPED_CAPABILITY ScopedRole {
+ public:
+  explicit ScopedRole(ThreadRole& r) PIXPATH_ACQUIRE(r) : r_(r) { r_.acquire(); }
+  ~ScopedRole() PIXPATH_RELEASE() { r_.release(); }
+  ScopedRole(const ScopedRole&) = delete;
+  ScopedRole& operator=(const ScopedRole&) = delete;
+
+ private:
+  ThreadRole& r_;
+};
+
 }  // namespace pixpath

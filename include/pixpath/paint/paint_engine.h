@@ -8,6 +8,8 @@
 //     except for writing a DirectTarget's pixels they were handed.
 //   - The GPU thread (GPU route only, see "GPU decoding"): decodes GPU-routed draws into CUDA
 //     memory; like the workers it never touches the backing.
+//   - Video threads (config.video_threads, see "Video draws"): each decodes the video draws of
+//     the windows given to it, in order; they never touch the backing either.
 //   - The UI thread (the thread that called create() and owns the backing): run_ui_once(),
 //     wait_for_work(), wait_idle(), shutdown(), the destructor. Every backing call, every
 //     delta-bucket operation, every ack and report callback happens there. config.wakeup is
@@ -81,22 +83,35 @@
 // Video draws (h264, vp8, vp9: codecs/video_decoder.h). Each window has one stream decoder,
 // made at its first video draw and made again when a draw says `frame` 0 or changes the
 // coding, the encoded size (scaled_size, else w x h) or `csc`; a change without `frame` 0 is
-// an error. A video draw is decoded on the UI thread when its turn comes (frames depend on
-// each other, so a window's video draws decode in order, one at a time) and painted with
-// Backing::paint_yuv() from the decoder's own frame memory (no copy before the backing's).
+// an error. Frames depend on each other, so a window's video draws decode in order, one at a
+// time, on one video thread: a window is given to one of config.video_threads threads (the one
+// with the fewest windows) at its first video draw and keeps it until its window_lost has been
+// processed there; the thread owns the window's decoder and decodes each draw as soon as it is
+// submitted, while different windows decode in parallel on their threads. The UI thread, when
+// the draw's turn comes, only paints the frame with Backing::paint_yuv() from the decoder's own
+// frame memory (no copy before the backing's); the report's decode_us is the video thread's
+// time, paint_us the UI thread's. (The frame a picture holds stays valid while the decoder goes
+// on: its buffers are refcounted.) A video thread decodes a window's draws at most 3 ahead of
+// the UI thread's painting (taking other windows' draws meanwhile), so decoded frames do not
+// pile up behind a slow UI thread.
 // Acks: the paint time on success; a `delayed` draw that gave no picture yet is acked as
 // painted (its picture comes with a later frame); no picture without `delayed`, or any decode
 // error, is acked -1 with the reason and drops the window's decoder (the server then sends a
-// key frame). The decoder is flushed and dropped when its window is lost, and at shutdown.
+// key frame). The decoder is flushed and dropped when its window is lost (on its video thread,
+// in the window's order: draws given after window_lost() and before a window_new() are not
+// decoded, acked 0 at their turn), and at shutdown (after the video threads stopped; each
+// finishes the draw in hand, later ones are acked 0 as every unpainted draw).
 // On the GPU route (GPU decoder into the window textures) a window's video streams whose
 // encoded size is the draw's size are made with the GPU decoder's CUDA device
 // (VideoStreamParams::gpu_device; PIXPATH_VIDEO_GPU=0 turns this off): NVDEC decodes them where
-// it can, and each GPU frame is converted to RGBA in CUDA memory (convert_video_frame) and
-// copied into the window texture (copy_to_textures) on the UI thread, acked like a GPU JPEG
-// draw (when the copy's fence signals). A stream NVDEC does not take is decoded and painted on
-// the CPU as above (counted in video_gpu_streams_on_cpu, the reason in last_video_gpu_note).
+// it can, and each GPU frame is converted to RGBA in CUDA memory (convert_video_frame, on the
+// video thread: it waits for its kernel) and copied into the window texture (copy_to_textures)
+// on the UI thread, acked like a GPU JPEG draw (when the copy's fence signals). A stream NVDEC
+// does not take is decoded and painted on the CPU as above (counted in video_gpu_streams_on_cpu, the reason in last_video_gpu_note).
 // A GPU failure after the decode (convert, copy, fence) acks that draw -1 (the server then
-// sends a key frame) and keeps the window's later streams on the CPU.
+// sends a key frame) and keeps the window's later streams on the CPU; the window's frames its
+// video thread had already decoded on that stream are acked -1 too (as a fresh decoder would
+// have failed them), and so is a GPU stream it began before it heard of the failure.
 //
 // Release: storages the backing's release_domain() must release are drained on the UI thread
 // at every run_ui_once() and at shutdown().
@@ -138,7 +153,7 @@ struct PaintReport {
   // Who decoded it: "cpu", "gpu", or "gpu->cpu" (the GPU failed; decoded on the CPU).
   std::string_view decoder = "cpu";
   int64_t queue_us = 0;    // received -> decode started
-  int64_t decode_us = 0;   // decoding (worker)
+  int64_t decode_us = 0;   // decoding (worker; video: the video thread, GPU conversion included)
   int64_t paint_us = 0;    // delta + paint (UI thread; GPU route: queuing the texture copy)
   int64_t total_us = 0;    // received -> painted (GPU route: the copy's event signalled)
   // The decoder's warnings (damaged data that still decoded and was painted), and the first.
@@ -184,6 +199,9 @@ struct PaintEngineConfig {
   // One log line (no trailing newline), from any thread; null: the pixpath log
   // (core/log.h), as warnings.
   std::function<void(std::string_view)> log;
+  // Video threads (see "Video draws"): 0..64; 0: min(4, the hardware's threads). Each window's
+  // video decodes on one of them; 1: every window's video on one thread (still off the UI thread).
+  int video_threads = 0;
 };
 
 // gpu_max_batch = 0: this many pictures per hardware JPEG engine in one GPU decode call.
@@ -216,12 +234,13 @@ struct PaintEngineStats {
   std::map<std::string, int64_t> decode_warnings;
   std::string last_decode_warning;
   int64_t refused_queue_full = 0;        // draws acked -1 because the queue was full
-  // Video draws (h264, vp8, vp9; decoded on the UI thread by one stream decoder per window).
+  // Video draws (h264, vp8, vp9; decoded on the video threads by one stream decoder per window).
   int64_t video_draws = 0;          // video draws completed
   int64_t video_frames = 0;         // of those, painted with a new frame
   int64_t video_delayed = 0;        // no picture yet, `delayed` said so: acked as painted
   int64_t video_errors = 0;         // acked -1
   int64_t video_streams = 0;        // stream decoders created
+  int video_threads = 0;            // video threads running (config.video_threads resolved)
   std::string last_video_error;
   // Video streams on the GPU (see "Video draws"): "nvdec" when streams are asked to decode on
   // the GPU, else "cpu"; and why.

@@ -5,7 +5,8 @@
 //   paint_engine_queue.cc    the per-window queues and their order, the UI thread's completion
 //                            of items, acks, shutdown
 //   paint_engine_workers.cc  the CPU decode workers
-//   video_draws.cc           video draws (h264, vp8, vp9): one decoder per window, on the UI thread
+//   video_draws.cc           video draws (h264, vp8, vp9): one decoder per window, owned by the
+//                            window's video thread (its lane), which decodes; the UI thread paints
 //   paint_engine_gpu.cc      the GPU route: the GPU thread's batch decodes, the texture copies,
 //                            the fence watcher and the acks pending on it
 #pragma once
@@ -14,6 +15,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <atomic>
 #include <map>
 #include <memory>
 #include <optional>
@@ -38,22 +40,37 @@ inline int64_t micros(Clock::duration d) {
 enum class Kind { Draw, WindowNew, WindowResize, WindowLost };
 
 // How a jpeg/jpega draw is decoded (GpuMode::Off: always Cpu).
-// Video: decoded on the UI thread at its turn, by the window's stream decoder (video_draws.cc).
+// Video: decoded by the window's stream decoder on the window's video thread (its lane), in the
+// window's order; painted by the UI thread at its turn (video_draws.cc).
 enum class Route { Cpu, GpuTexture, GpuHost, Video };
 enum class GpuMode { Off, Texture, Host };
 
 enum class State {
-  Queued,          // waiting for a worker (private decode)
-  Decoding,        // a worker has it
+  Queued,          // waiting for a worker (private decode), or for its video lane (Route::Video)
+  Decoding,        // a worker (or the window's video thread) has it
   DirectPending,   // waiting for the UI thread to open a direct target
   DirectStarting,  // the UI thread is opening the target
   DirectDecoding,  // queued for / in a worker, writing into the target
   Ready,           // the UI thread may complete it
 };
 
+// What the window's video thread made of a video draw (Route::Video), for the UI thread to
+// paint and ack at the draw's turn.
+struct VideoResult {
+  uint64_t stream = 0;         // the stream decoder that decoded it (engine-wide number; 0: none)
+  std::optional<Error> error;  // acked -1; the lane dropped the window's decoder already
+  bool gpu_error = false;      // `error` is a GPU failure after the decode (the conversion):
+                               // the lane keeps the window's later streams on the CPU
+  bool delayed = false;        // no picture yet and the draw says `delayed`: acked as painted
+  bool lost = false;           // not decoded: its window was lost before it (acked 0)
+  bool gpu = false;            // an NVDEC frame: Item::picture holds its RGBA conversion
+                               // (nothing when the draw does not paint)
+  std::optional<codecs::VideoFrame> frame;  // a CPU frame (YUV), painted with paint_yuv
+};
+
 // One queued event or draw. Fields below `state` are written by whoever owns the item in its
-// current state (worker while Decoding/DirectDecoding, UI thread otherwise); ownership passes
-// with `state`, which is only read and written under the engine mutex.
+// current state (worker or video thread while Decoding/DirectDecoding, UI thread otherwise);
+// ownership passes with `state`, which is only read and written under the engine mutex.
 struct Item {
   Kind kind = Kind::Draw;
   int64_t wid = 0;
@@ -73,8 +90,49 @@ struct Item {
   Route route = Route::Cpu;
   std::string_view decoder_used = "cpu";
   std::vector<Error> warnings;  // the CPU decoder's (damaged data that still decoded)
+  VideoResult video;            // Route::Video
+  bool video_ahead = false;     // in Impl::video_ahead (guarded by the engine mutex)
 };
 using ItemPtr = std::shared_ptr<Item>;
+
+// One window's video state in its lane.
+struct VideoWindow {
+  std::unique_ptr<codecs::VideoDecoder> decoder;  // the current stream's (null: none)
+  uint64_t stream = 0;        // its number (VideoResult::stream)
+  bool stream_noted = false;  // the current stream's GPU note was counted (note_video_stream)
+  bool cpu_only = false;      // the window's GPU video failed: CPU streams only
+  bool lost = false;          // window_lost passed, no window_new since: draws are not decoded
+};
+
+// What a video lane does next, in the order given (per window: the window's order).
+struct VideoTask {
+  enum class Kind { Decode, WindowNew, WindowLost, GpuFailed };
+  Kind kind = Kind::Decode;
+  int64_t wid = 0;
+  ItemPtr item;         // Decode
+  uint64_t stream = 0;  // GpuFailed: the stream whose frame failed on the GPU after its turn
+};
+
+// A video thread and the windows it decodes. A window is given to one lane at its first video
+// draw (the lane with the fewest windows) and stays there until the lane has processed its
+// window_lost and has nothing else of it queued: its frames decode one at a time, in order, on
+// that lane's thread, and different windows' lanes decode in parallel.
+// Ownership rule: `windows` (the decoders, their streams' notes, the CPU-only marks) is touched
+// only by the lane's thread, which holds `role` all its life; shutdown() takes the role after
+// joining the thread, to flush and drop what is left. The lane's queue is Impl::video_tasks.
+struct VideoLane {
+  ThreadRole role;
+  std::map<int64_t, VideoWindow> windows PIXPATH_GUARDED_BY(role);
+  std::condition_variable_any cv;  // waits on Impl::mu for video_tasks[index] or stopping
+  std::thread thread;
+  int index = 0;
+};
+
+// Which lane a window's video goes to, and how many of its tasks that lane has queued or in hand.
+struct VideoLaneOf {
+  int lane = 0;
+  int tasks = 0;
+};
 
 // An acknowledgement waiting for the GPU (fence set), or queued behind one of its window.
 struct PendingAck {
@@ -143,11 +201,26 @@ struct PaintEngine::Impl {
   std::map<int64_t, int> pending_per_window;     // acks of a window in `pending`
   bool ack_in_place = false;                     // finish() acks at once (deliver_pending)
   std::map<int64_t, uint32_t> registered_textures;  // window -> texture given to the GPU decoder
-  // Video: each window's stream decoder (created, re-created and dropped by its draws).
-  std::map<int64_t, std::unique_ptr<codecs::VideoDecoder>> video_decoders;
-  bool video_gpu = false;                  // fixed after create()
+  // Video, the UI thread's side (the decoders live in the lanes, below).
   std::set<int64_t> video_cpu_windows;     // windows whose GPU video failed: CPU streams only
-  std::set<int64_t> video_stream_noted;    // windows whose current stream's GPU note was counted
+  // A window's stream dropped by the UI thread after a GPU failure at the copy (texture check,
+  // copy, fence): its later frames, decoded ahead, are acked -1 as the fresh decoder the old
+  // engine made would have failed them (the server's next key frame starts a CPU stream).
+  std::map<int64_t, uint64_t> video_dropped_stream;
+
+  // Video lanes (video_draws.cc): fixed after create().
+  bool video_gpu = false;
+  std::vector<std::unique_ptr<internal::VideoLane>> lanes;
+  std::vector<std::deque<internal::VideoTask>> video_tasks PIXPATH_GUARDED_BY(mu);  // per lane
+  std::map<int64_t, internal::VideoLaneOf> video_lane_of PIXPATH_GUARDED_BY(mu);
+  int busy_video PIXPATH_GUARDED_BY(mu) = 0;
+  // Per window: draws its lane decoded that the UI thread has not completed yet. A lane does not
+  // decode a window's next draw while kVideoAhead wait (it takes other windows' meanwhile), so
+  // decoded frames (a YUV frame, or an RGBA one in CUDA memory) do not pile up behind a slow UI
+  // thread.
+  static constexpr int kVideoAhead = 3;
+  std::map<int64_t, int> video_ahead PIXPATH_GUARDED_BY(mu);
+  std::atomic<uint64_t> video_stream_numbers{0};
 
   // Queue-full log rate limiting (guarded by mu).
   Clock::time_point last_full_log PIXPATH_GUARDED_BY(mu){};
@@ -179,21 +252,48 @@ struct PaintEngine::Impl {
   void start_direct(const ItemPtr& item);
   void shutdown();
 
-  // ---- video_draws.cc: video draws, decoded and painted on the UI thread in window order
+  // ---- video_draws.cc: video draws, decoded on the window's lane, painted on the UI thread
+  // Under mu: queues a task on the window's lane (giving the window one if it has none and
+  // `assign`); returns the lane, or -1 when the window has none.
+  int push_video_task(internal::VideoTask task, bool assign) PIXPATH_REQUIRES(mu);
+  void start_video_lanes();
+  void video_loop(internal::VideoLane& lane);
+  // Under mu: the lane's next task: the first whose window is not kVideoAhead draws ahead
+  // (a window's later tasks wait behind its first); tasks.end() when none.
+  std::deque<internal::VideoTask>::iterator next_video_task(std::deque<internal::VideoTask>& tasks)
+      PIXPATH_REQUIRES(mu);
+  // UI thread, at a video draw's turn: it is no longer ahead.
+  void video_draw_taken(Item& item);
+  void run_video_task(internal::VideoLane& lane, internal::VideoTask& task)
+      PIXPATH_REQUIRES(lane.role);
+  void decode_video(internal::VideoLane& lane, Item& item) PIXPATH_REQUIRES(lane.role);
+  // Flushes and drops a window's stream decoder (held-back frames are dropped unpainted).
+  static void drop_video_decoder(internal::VideoWindow& w);
+  // shutdown(), after the lanes were joined: flushes and drops every decoder left.
+  void drop_video_lanes();
+  // UI thread: paints / acks a video draw at its turn from what its lane made of it.
   void complete_video(Item& item);
-  // Acks a video draw -1 with the error and drops the window's decoder (UI thread).
+  // UI thread: acks a video draw -1 with the error (its lane dropped the decoder already, or
+  // is told to by post_video_gpu_failed).
   void fail_video(Item& item, const Error& e);
+  // UI thread: a GPU frame failed after its decode (texture check, copy, fence; or the
+  // conversion on the lane, `lane_knows`): counted, logged, the window's later streams go to
+  // the CPU, acked -1.
+  void video_gpu_failed(Item& item, const Error& e, bool lane_knows);
+  // UI thread: tells the window's lane to drop `stream` and decode the window on the CPU.
+  void post_video_gpu_failed(int64_t wid, uint64_t stream);
   // ---- video_draws_gpu.cc: video frames decoded by NVDEC, into the window texture
   // create(): whether video streams ask for the GPU (video_gpu, stats.video_decoder).
   void decide_video_gpu();
   // The gpu_device for a window's new stream (-1: CPU).
-  int video_gpu_device(int64_t wid, const codecs::VideoStreamParams& want, const DrawPacket& p) const;
-  // Counts a GPU-requested stream that libavcodec decodes on the CPU, once per stream.
-  void note_video_stream(int64_t wid, const codecs::VideoDecoder& decoder);
-  // A frame in CUDA memory: converted, copied into the window texture, acked at the fence.
-  void complete_video_gpu(Item& item, codecs::VideoFrame frame);
-  // Flushes and drops the window's stream decoder (window lost, shutdown).
-  void drop_video_decoder(int64_t wid);
+  int video_gpu_device(const internal::VideoWindow& w, const codecs::VideoStreamParams& want,
+                       const DrawPacket& p) const;
+  // Counts a GPU-requested stream that libavcodec decodes on the CPU, once per stream (lane).
+  void note_video_stream(int64_t wid, internal::VideoWindow& w);
+  // Lane: a frame in CUDA memory converted to RGBA (into item.picture), or the GPU error.
+  void convert_video_gpu(internal::VideoWindow& w, Item& item, codecs::VideoFrame frame);
+  // UI thread: a converted frame copied into the window texture, acked at the fence.
+  void complete_video_gpu(Item& item);
 
   // ---- paint_engine_workers.cc: the CPU decode workers
   void worker_loop();
