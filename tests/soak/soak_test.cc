@@ -21,10 +21,8 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
-#include <cstdlib>
-#include <functional>
-#include <map>
-#include <mutex>
+#include <string>
+#include <vector>
 
 #include "net/xpra/testing/xpra_server.h"
 #include "pixpath/client/client_pipeline.h"
@@ -32,18 +30,12 @@
 #include "pixpath/paint/cpu_backing.h"
 #include "soak_support.h"
 
-#ifndef PIXPATH_SOAK_RSS_BOUND_MIB
-#define PIXPATH_SOAK_RSS_BOUND_MIB 20
-#endif
-
 namespace pixpath::client {
 namespace {
 
 using namespace std::chrono_literals;
-using Clock = std::chrono::steady_clock;
 using xpra::testing::XpraServer;
 using xpra::testing::XpraServerOptions;
-using xpra::testing::XpraVersion;
 
 struct Sample {
   double t = 0;
@@ -52,14 +44,15 @@ struct Sample {
   int64_t queued = 0;
   int64_t draws = 0, acks = 0;
   size_t windows = 0;
-};
-
-class Soak : public ::testing::TestWithParam<XpraVersion> {
- protected:
-  void SetUp() override {
-    if (auto a = xpra::testing::xpra_available(GetParam()); !a.ok()) GTEST_SKIP() << a.error().message();
+  void print() const {
+    std::printf("  t=%5.0fs rss=%6.1f MiB live=%4lld storages %7.1f MiB queued=%3lld "
+                "draws=%7lld acks=%7lld windows=%zu\n",
+                t, rss, (long long)live_storages, double(live_bytes) / 1048576.0, (long long)queued,
+                (long long)draws, (long long)acks, windows);
   }
 };
+
+class Soak : public soak::ServerVersionTest {};
 
 TEST_P(Soak, BusyRealServer) {
   const int seconds = soak::soak_seconds(2);
@@ -77,33 +70,7 @@ TEST_P(Soak, BusyRealServer) {
   ASSERT_TRUE(server_r.ok()) << server_r.error().message();
   auto server = std::move(server_r).value();
 
-  std::mutex mu;
-  std::map<std::string, std::array<int64_t, 3>> codings;  // painted, error, skipped
-  std::vector<std::string> errors;
-  int64_t observed_draws = 0, observed_acks = 0, windows_seen = 0;
-  // Watches the session as `pixpath attach`'s summary does (a ClientObserver).
-  struct CodingTally final : ClientObserver {
-    std::function<void(const DamageAck&, const paint::PaintReport&)> ack;
-    std::function<void()> draw, window;
-    void on_draw(const DrawPacket&) override { draw(); }
-    void on_window_new(const xpra::WindowInfo&) override { window(); }
-    void on_ack(const DamageAck& a, const paint::PaintReport& r, AckDelivery) override { ack(a, r); }
-  } coding_tally;
-  coding_tally.ack = [&](const DamageAck& a, const paint::PaintReport& r) {
-    std::lock_guard lock(mu);
-    observed_acks++;
-    auto& c = codings[r.coding];
-    c[a.decode_time_us > 0 ? 0 : a.decode_time_us < 0 ? 1 : 2]++;
-    if (a.decode_time_us < 0 && errors.size() < 20) errors.push_back(r.coding + ": " + a.message);
-  };
-  coding_tally.draw = [&] {
-    std::lock_guard lock(mu);
-    observed_draws++;
-  };
-  coding_tally.window = [&] {
-    std::lock_guard lock(mu);
-    windows_seen++;
-  };
+  soak::AckTally tally;
   {
     paint::CpuBacking backing;
     ClientPipelineOptions o;
@@ -119,7 +86,7 @@ TEST_P(Soak, BusyRealServer) {
     o.session.extra_caps = xpra::Value(xpra::Value::Dict{});
     o.session.extra_caps.set("encoding.scrolling", true);
     o.engine.decode_threads = 2;
-    o.observers = {&coding_tally};
+    o.observers = {&tally};
     auto p_r = ClientPipeline::start(backing, std::move(o));
     ASSERT_TRUE(p_r.ok()) << p_r.error().message();
     auto pipeline = std::move(p_r).value();
@@ -131,43 +98,16 @@ TEST_P(Soak, BusyRealServer) {
                         : std::vector<std::string>{"xmessage", "-timeout", "30",
                                                    "pixpath soak " + std::to_string(n + 1)};
     }, 3);
-    std::vector<Sample> samples;
-    const auto t0 = Clock::now();
-    auto elapsed = [&] { return std::chrono::duration<double>(Clock::now() - t0).count(); };
-    auto sample = [&] {
-      auto c = counters();
-      auto st = pipeline->stats();
-      samples.push_back(Sample{elapsed(), soak::rss_mib(), c.live_storages(), c.live_bytes(),
-                               st.engine.queued_draws, st.draws_submitted, st.acks,
-                               backing.windows().size()});
-      const Sample& s = samples.back();
-      std::printf("  t=%5.0fs rss=%6.1f MiB live=%4lld storages %7.1f MiB queued=%3lld "
-                  "draws=%7lld acks=%7lld windows=%zu\n",
-                  s.t, s.rss, (long long)s.live_storages, double(s.live_bytes) / 1048576.0,
-                  (long long)s.queued, (long long)s.draws, (long long)s.acks, s.windows);
-      std::fflush(stdout);
-    };
-    sample();
-    double next_sample = 10, next_churn = 3;
-    std::optional<Sample> warm;
-    while (elapsed() < seconds && !pipeline->closed()) {
-      pipeline->run_for(200ms);
-      const double t = elapsed();
-      if (t >= next_churn) {
-        churn.tick();
-        next_churn += 3;
-      }
-      if (!warm && t >= warmup) {
-        sample();
-        warm = samples.back();
-      }
-      if (t >= next_sample) {
-        sample();
-        next_sample += 10;
-      }
-    }
-    sample();
-    const Sample end = samples.back();
+    const auto samples = soak::run_soak_loop(
+        *pipeline, churn, {.seconds = double(seconds), .warmup = warmup, .first_churn = 3, .churn_every = 3},
+        [&](double t) {
+          auto c = counters();
+          auto st = pipeline->stats();
+          return Sample{t, soak::rss_mib(), c.live_storages(), c.live_bytes(), st.engine.queued_draws,
+                        st.draws_submitted, st.acks, backing.windows().size()};
+        });
+    const Sample& end = samples.end();
+    const auto& warm = samples.warm;
     ASSERT_FALSE(pipeline->closed()) << "the session ended early: " << pipeline->end()->message();
     ASSERT_TRUE(warm.has_value());
 
@@ -187,43 +127,21 @@ TEST_P(Soak, BusyRealServer) {
     std::printf("rss: start %.1f MiB, after warm-up (%.0f s) %.1f MiB, end %.1f MiB (growth "
                 "after warm-up %.1f MiB); live storages start %lld, warm-up %lld, end %lld; "
                 "live bytes warm-up %.1f MiB, end %.1f MiB\n",
-                samples.front().rss, warm->t, warm->rss, end.rss, end.rss - warm->rss,
-                (long long)samples.front().live_storages, (long long)warm->live_storages,
+                samples.start().rss, warm->t, warm->rss, end.rss, end.rss - warm->rss,
+                (long long)samples.start().live_storages, (long long)warm->live_storages,
                 (long long)end.live_storages, double(warm->live_bytes) / 1048576.0,
                 double(end.live_bytes) / 1048576.0);
-    {
-      std::lock_guard lock(mu);
-      for (const auto& [coding, c] : codings)
-        std::printf("  coding %-6s painted %7lld errors %4lld skipped %4lld\n", coding.c_str(),
-                    (long long)c[0], (long long)c[1], (long long)c[2]);
-      for (const auto& e : errors) std::printf("  error: %s\n", e.c_str());
-    }
+    tally.print();
 
     // Every draw acknowledged exactly once, and the observer saw each draw and each ack.
     EXPECT_GT(st.draws_submitted, 0);
-    {
-      std::lock_guard lock(mu);
-      EXPECT_EQ(observed_draws, st.draws_submitted);
-      EXPECT_EQ(observed_acks, st.acks);
-      EXPECT_GT(windows_seen, 0);
-    }
-    // Every ack reached the server or was made after it hung up; none failed on an open session.
-    EXPECT_EQ(st.acks_send_failed, 0);
-    EXPECT_EQ(st.acks_sent + st.acks_after_close, st.acks);
-    EXPECT_EQ(st.acks, st.draws_submitted);
-    EXPECT_EQ(st.acks_unmatched, 0);
-    EXPECT_EQ(st.outstanding, 0);
-    EXPECT_EQ(st.acks_error, 0);
+    EXPECT_GT(tally.windows(), 0);
+    soak::expect_every_draw_acked_once(st, tally);
     EXPECT_EQ(st.session_draws, uint64_t(st.draws_submitted) + st.session_draws_rejected);
-    EXPECT_EQ(st.session_draws_rejected, 0u);
     // No growing queues.
     EXPECT_EQ(st.engine.queued_draws, 0);
-    EXPECT_EQ(st.engine.refused_queue_full, 0);
     EXPECT_LT(st.engine.max_queued_draws_seen, int64_t(ClientLimits{}.max_queued_draws));
-    // Flat memory after warm-up.
-    EXPECT_LT(end.rss - warm->rss, double(PIXPATH_SOAK_RSS_BOUND_MIB))
-        << "resident memory grew after warm-up";
-    EXPECT_LT(end.live_bytes - warm->live_bytes, int64_t{64} << 20);
+    soak::expect_flat_after_warmup(*warm, end);
     EXPECT_FALSE(server->log_contains("client ping timeout"));
   }
   // Pipeline and backing gone: every storage released.
@@ -233,11 +151,7 @@ TEST_P(Soak, BusyRealServer) {
   server->stop();
 }
 
-INSTANTIATE_TEST_SUITE_P(Versions, Soak, ::testing::Values(XpraVersion::V3_1, XpraVersion::V6),
-                         [](const auto& param_info) {
-                           return param_info.param == XpraVersion::V6 ? std::string("xpra6")
-                                                                : std::string("xpra31");
-                         });
+INSTANTIATE_TEST_SUITE_P(Versions, Soak, soak::kServerVersions, soak::server_version_name);
 
 }  // namespace
 }  // namespace pixpath::client

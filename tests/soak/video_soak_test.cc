@@ -25,9 +25,6 @@
 
 #include <cstdio>
 #include <cstdlib>
-#include <functional>
-#include <map>
-#include <mutex>
 #include <string>
 #include <vector>
 
@@ -38,15 +35,10 @@
 #include "pixpath/paint/cpu_backing.h"
 #include "soak_support.h"
 
-#ifndef PIXPATH_SOAK_RSS_BOUND_MIB
-#define PIXPATH_SOAK_RSS_BOUND_MIB 20
-#endif
-
 namespace pixpath::client {
 namespace {
 
 using namespace std::chrono_literals;
-using Clock = std::chrono::steady_clock;
 using xpra::testing::XpraServer;
 using xpra::testing::XpraServerOptions;
 using xpra::testing::XpraVersion;
@@ -58,6 +50,12 @@ constexpr int64_t kVideoBufferSlack = 96;
 struct VSample {
   double t = 0, rss = 0;
   int64_t live_storages = 0, live_bytes = 0, video_live = 0, draws = 0, acks = 0;
+  void print() const {
+    std::printf("  t=%5.0fs rss=%6.1f MiB live=%4lld storages %7.1f MiB video buffers=%4lld "
+                "draws=%7lld acks=%7lld\n",
+                t, rss, (long long)live_storages, double(live_bytes) / 1048576.0, (long long)video_live,
+                (long long)draws, (long long)acks);
+  }
 };
 
 // The codings to soak: PIXPATH_VIDEO_SOAK_CODINGS (comma-separated), else h264 and vp8.
@@ -84,26 +82,7 @@ void soak_coding(XpraServer& server, XpraVersion version, const std::string& cod
               coding.c_str(), xpra::testing::xpra_version_name(version), warmup);
   const auto baseline = counters();
   const auto video_baseline = codecs::video_buffer_counters();
-  std::mutex mu;
-  std::map<std::string, std::array<int64_t, 3>> codings;  // painted, error, skipped
-  std::vector<std::string> errors;
-  int64_t observed_draws = 0, observed_acks = 0;
-  struct Tally final : ClientObserver {
-    std::function<void(const DamageAck&, const paint::PaintReport&)> ack;
-    std::function<void()> draw;
-    void on_draw(const DrawPacket&) override { draw(); }
-    void on_ack(const DamageAck& a, const paint::PaintReport& r, AckDelivery) override { ack(a, r); }
-  } tally;
-  tally.ack = [&](const DamageAck& a, const paint::PaintReport& r) {
-    std::lock_guard lock(mu);
-    observed_acks++;
-    codings[r.coding][a.decode_time_us > 0 ? 0 : a.decode_time_us < 0 ? 1 : 2]++;
-    if (a.decode_time_us < 0 && errors.size() < 20) errors.push_back(r.coding + ": " + a.message);
-  };
-  tally.draw = [&] {
-    std::lock_guard lock(mu);
-    observed_draws++;
-  };
+  soak::AckTally tally;
   {
     paint::CpuBacking backing;
     ClientPipelineOptions o;
@@ -126,42 +105,16 @@ void soak_coding(XpraServer& server, XpraVersion version, const std::string& cod
       return std::vector<std::string>{"xterm", "-T", "churn " + std::to_string(n), "-geometry",
                                       "60x15", "-e", "sh", "-c", "while :; do ls -lR /usr; done"};
     }, 2);
-    std::vector<VSample> samples;
-    const auto t0 = Clock::now();
-    auto elapsed = [&] { return std::chrono::duration<double>(Clock::now() - t0).count(); };
-    auto sample = [&] {
-      auto c = counters();
-      auto st = pipeline->stats();
-      samples.push_back(VSample{elapsed(), soak::rss_mib(), c.live_storages(), c.live_bytes(),
-                                codecs::video_buffer_counters().live(), st.draws_submitted, st.acks});
-      const VSample& s = samples.back();
-      std::printf("  t=%5.0fs rss=%6.1f MiB live=%4lld storages %7.1f MiB video buffers=%4lld "
-                  "draws=%7lld acks=%7lld\n",
-                  s.t, s.rss, (long long)s.live_storages, double(s.live_bytes) / 1048576.0,
-                  (long long)s.video_live, (long long)s.draws, (long long)s.acks);
-      std::fflush(stdout);
-    };
-    sample();
-    double next_sample = 10, next_churn = 2;
-    std::optional<VSample> warm;
-    while (elapsed() < seconds && !pipeline->closed()) {
-      pipeline->run_for(200ms);
-      const double t = elapsed();
-      if (t >= next_churn) {
-        churn.tick();
-        next_churn += 6;
-      }
-      if (!warm && t >= warmup) {
-        sample();
-        warm = samples.back();
-      }
-      if (t >= next_sample) {
-        sample();
-        next_sample += 10;
-      }
-    }
-    sample();
-    const VSample end = samples.back();
+    const auto samples = soak::run_soak_loop(
+        *pipeline, churn, {.seconds = double(seconds), .warmup = warmup, .first_churn = 2, .churn_every = 6},
+        [&](double t) {
+          auto c = counters();
+          auto st = pipeline->stats();
+          return VSample{t, soak::rss_mib(), c.live_storages(), c.live_bytes(),
+                         codecs::video_buffer_counters().live(), st.draws_submitted, st.acks};
+        });
+    const VSample& end = samples.end();
+    const auto& warm = samples.warm;
     ASSERT_FALSE(pipeline->closed()) << "the session ended early: " << pipeline->end()->message();
     ASSERT_TRUE(warm.has_value());
 
@@ -176,30 +129,14 @@ void soak_coding(XpraServer& server, XpraVersion version, const std::string& cod
     std::printf("rss: start %.1f MiB, after warm-up (%.0f s) %.1f MiB, end %.1f MiB (growth after "
                 "warm-up %.1f MiB); live storages start %lld, warm-up %lld, end %lld; live video "
                 "buffers start %lld, warm-up %lld, end %lld\n",
-                samples.front().rss, warm->t, warm->rss, end.rss, end.rss - warm->rss,
-                (long long)samples.front().live_storages, (long long)warm->live_storages,
-                (long long)end.live_storages, (long long)samples.front().video_live,
+                samples.start().rss, warm->t, warm->rss, end.rss, end.rss - warm->rss,
+                (long long)samples.start().live_storages, (long long)warm->live_storages,
+                (long long)end.live_storages, (long long)samples.start().video_live,
                 (long long)warm->video_live, (long long)end.video_live);
-    {
-      std::lock_guard lock(mu);
-      for (const auto& [c, n] : codings)
-        std::printf("  coding %-6s painted %7lld errors %4lld skipped %4lld\n", c.c_str(),
-                    (long long)n[0], (long long)n[1], (long long)n[2]);
-      for (const auto& e : errors) std::printf("  error: %s\n", e.c_str());
-      EXPECT_GT(codings[coding][0], 0) << "no " << coding << " draw painted";
-      EXPECT_EQ(observed_draws, st.draws_submitted);
-      EXPECT_EQ(observed_acks, st.acks);
-    }
-    EXPECT_EQ(st.acks_send_failed, 0);
-    EXPECT_EQ(st.acks_sent + st.acks_after_close, st.acks);
-    EXPECT_EQ(st.acks, st.draws_submitted);
-    EXPECT_EQ(st.acks_unmatched, 0);
-    EXPECT_EQ(st.outstanding, 0);
-    EXPECT_EQ(st.acks_error, 0);
-    EXPECT_EQ(st.session_draws_rejected, 0u);
-    EXPECT_EQ(st.engine.refused_queue_full, 0);
-    EXPECT_LT(end.rss - warm->rss, double(PIXPATH_SOAK_RSS_BOUND_MIB)) << "resident memory grew after warm-up";
-    EXPECT_LT(end.live_bytes - warm->live_bytes, int64_t{64} << 20);
+    tally.print();
+    EXPECT_GT(tally.painted(coding), 0) << "no " << coding << " draw painted";
+    soak::expect_every_draw_acked_once(st, tally);
+    soak::expect_flat_after_warmup(*warm, end);
     EXPECT_LT(end.video_live - warm->video_live, kVideoBufferSlack) << "live video buffers grew";
     EXPECT_FALSE(server.log_contains("client ping timeout"));
   }
@@ -213,12 +150,7 @@ void soak_coding(XpraServer& server, XpraVersion version, const std::string& cod
               (long long)codecs::video_buffer_counters().live(), (long long)video_baseline.live());
 }
 
-class VideoSoak : public ::testing::TestWithParam<XpraVersion> {
- protected:
-  void SetUp() override {
-    if (auto a = xpra::testing::xpra_available(GetParam()); !a.ok()) GTEST_SKIP() << a.error().message();
-  }
-};
+class VideoSoak : public soak::ServerVersionTest {};
 
 TEST_P(VideoSoak, FastContentAsVideo) {
   const auto codings = soak_codings();
@@ -240,11 +172,7 @@ TEST_P(VideoSoak, FastContentAsVideo) {
   server->stop();
 }
 
-INSTANTIATE_TEST_SUITE_P(Servers, VideoSoak, ::testing::Values(XpraVersion::V3_1, XpraVersion::V6),
-                         [](const auto& param_info) {
-                           return param_info.param == XpraVersion::V6 ? std::string("xpra6")
-                                                                      : std::string("xpra31");
-                         });
+INSTANTIATE_TEST_SUITE_P(Servers, VideoSoak, soak::kServerVersions, soak::server_version_name);
 
 }  // namespace
 }  // namespace pixpath::client
