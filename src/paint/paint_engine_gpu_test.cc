@@ -15,6 +15,7 @@
 #include <set>
 #include <thread>
 
+#include "paint/testing/fake_texture_backing.h"
 #include "paint/testing/test_support.h"
 #include "pixpath/codecs/image_io.h"
 #include "pixpath/codecs/registry.h"
@@ -26,6 +27,7 @@ namespace pixpath::paint {
 namespace {
 
 using testing::bgrx;
+using testing::FakeTextureBacking;
 using testing::bgrx_bytes;
 using testing::solid_draw;
 
@@ -58,37 +60,6 @@ DrawPacket jpeg_draw(int64_t wid, int64_t seq, int x, int y, int w, int h, int s
   p.data = SharedBytes::adopt(std::move(e->data));
   return p;
 }
-
-// A CPU backing whose windows claim to be textures (name = 1000 + wid).
-class FakeTextureBacking final : public Backing {
- public:
-  std::string_view name() const override { return "fake-gl"; }
-  PixelFormat format() const override { return cpu.format(); }
-  Result<void> create_window(int64_t wid, int w, int h) override { return cpu.create_window(wid, w, h); }
-  Result<void> resize_window(int64_t wid, int w, int h) override { return cpu.resize_window(wid, w, h); }
-  Result<void> destroy_window(int64_t wid) override { return cpu.destroy_window(wid); }
-  std::optional<Size> window_size(int64_t wid) const override { return cpu.window_size(wid); }
-  std::vector<int64_t> windows() const override { return cpu.windows(); }
-  Result<DirectTarget> begin_direct(int64_t wid, Rect r) override { return cpu.begin_direct(wid, r); }
-  Result<void> end_direct(DirectTarget t, bool done) override { return cpu.end_direct(t, done); }
-  Result<void> paint(int64_t wid, int x, int y, const Picture& p, int w, int h) override {
-    return cpu.paint(wid, x, y, p, w, h);
-  }
-  Result<void> scroll(int64_t wid, std::span<const ScrollRect> r) override { return cpu.scroll(wid, r); }
-  Result<Picture> snapshot(int64_t wid) override { return cpu.snapshot(wid); }
-  bool has_window_textures() const override { return true; }
-  std::optional<WindowTexture> window_texture(int64_t wid) override {
-    auto s = cpu.window_size(wid);
-    if (!s) return std::nullopt;
-    return WindowTexture{uint32_t(1000 + wid), s->w, s->h};
-  }
-  Result<void> texture_written(int64_t, Rect) override {
-    ++written;
-    return ok();
-  }
-  CpuBacking cpu;
-  int written = 0;
-};
 
 class FakeFence final : public GpuFence {
  public:

@@ -13,6 +13,7 @@
 
 #include "codecs/testing/video_streams.h"
 #include "paint/internal/yuv_convert.h"
+#include "paint/testing/fake_texture_backing.h"
 #include "pixpath/codecs/video_decoder.h"
 #include "pixpath/core/counters.h"
 #include "pixpath/paint/backing.h"
@@ -102,39 +103,10 @@ Picture as_bgrx(const Picture& yuv) {
 class VideoDraws : public ::testing::TestWithParam<std::string> {};
 
 // The GPU route's video half where NVDEC cannot be had (here: no libcuda): a backing with
-// window textures and a GPU decoder that names a CUDA device make every stream ask for the
-// GPU; libavcodec cannot open the device, so the stream is decoded and painted on the CPU,
-// counted and explained. (The GPU frames' own path is tested on the GPU machine:
+// window textures (testing::FakeTextureBacking) and a GPU decoder that names a CUDA device make
+// every stream ask for the GPU; libavcodec cannot open the device, so the stream is decoded and
+// painted on the CPU, counted and explained. (The GPU frames' own path is tested on the GPU machine:
 // src/cuda_loader/gl_gpu_video_test.cc.)
-class TextureCpuBacking final : public Backing {
- public:
-  std::string_view name() const override { return "fake-gl"; }
-  PixelFormat format() const override { return cpu.format(); }
-  Result<void> create_window(int64_t wid, int w, int h) override { return cpu.create_window(wid, w, h); }
-  Result<void> resize_window(int64_t wid, int w, int h) override { return cpu.resize_window(wid, w, h); }
-  Result<void> destroy_window(int64_t wid) override { return cpu.destroy_window(wid); }
-  std::optional<Size> window_size(int64_t wid) const override { return cpu.window_size(wid); }
-  std::vector<int64_t> windows() const override { return cpu.windows(); }
-  Result<DirectTarget> begin_direct(int64_t wid, Rect r) override { return cpu.begin_direct(wid, r); }
-  Result<void> end_direct(DirectTarget t, bool done) override { return cpu.end_direct(t, done); }
-  Result<void> paint(int64_t wid, int x, int y, const Picture& p, int w, int h) override {
-    return cpu.paint(wid, x, y, p, w, h);
-  }
-  Result<void> paint_yuv(int64_t wid, int x, int y, const Picture& p, codecs::VideoColor c,
-                         int w, int h) override {
-    return cpu.paint_yuv(wid, x, y, p, c, w, h);
-  }
-  Result<void> scroll(int64_t wid, std::span<const ScrollRect> r) override { return cpu.scroll(wid, r); }
-  Result<Picture> snapshot(int64_t wid) override { return cpu.snapshot(wid); }
-  bool has_window_textures() const override { return true; }
-  std::optional<WindowTexture> window_texture(int64_t wid) override {
-    auto s = cpu.window_size(wid);
-    if (!s) return std::nullopt;
-    return WindowTexture{uint32_t(1000 + wid), s->w, s->h};
-  }
-  CpuBacking cpu;
-};
-
 class DeviceOnlyGpu final : public GpuDrawDecoder {
  public:
   Result<codecs::DecodeResult> decode_to_host(std::span<const uint8_t>, const GpuDecodeParams&) const override {
@@ -156,7 +128,7 @@ TEST(VideoDraws, GpuRouteStreamsWithoutNvdecArePaintedOnTheCpuAndSayWhy) {
   auto s = encode_video("h264", 96, 64, 4);
   ASSERT_TRUE(s.ok()) << s.error().message();
   if (codecs::probe_video_gpu(0).ok()) GTEST_SKIP() << "a CUDA device opens here: NVDEC may take the stream";
-  TextureCpuBacking backing;
+  testing::FakeTextureBacking backing;
   std::mutex mu;
   std::vector<std::pair<DamageAck, std::string>> acks;
   std::vector<std::string> logs;
