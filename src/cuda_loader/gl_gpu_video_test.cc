@@ -8,7 +8,6 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
-#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
@@ -25,6 +24,7 @@ namespace pixpath::gl {
 namespace {
 
 using codecs::testing::encode_video;
+using codecs::testing::region_psnr;
 using testing::compare;
 
 testing::TestGpu& gpu() {
@@ -99,24 +99,6 @@ Picture source_rgb(const Picture& yuv, PixelFormat format) {
   auto dv = out->write();
   EXPECT_TRUE(paint::internal::yuv_to_rgb(*yuv.read(), {}, *dv).ok());
   return std::move(*out);
-}
-
-// PSNR (dB) of the window's region (x, y) against `expected`, over R, G and B.
-double region_psnr(const Picture& window, int x, int y, const Picture& expected) {
-  auto sv = window.read();
-  auto ev = expected.read();
-  double se = 0;
-  for (int j = 0; j < expected.height(); ++j) {
-    const uint8_t* s = sv->plane(0).unchecked_row(y + j) + size_t(x) * 4;
-    const uint8_t* e = ev->plane(0).unchecked_row(j);
-    for (int i = 0; i < expected.width() * 4; ++i) {
-      if (i % 4 == 3) continue;
-      const double d = double(s[i]) - e[i];
-      se += d * d;
-    }
-  }
-  const double mse = se / (double(expected.width()) * expected.height() * 3);
-  return mse == 0 ? INFINITY : 10 * std::log10(255.0 * 255.0 / mse);
 }
 
 std::string describe(const PlayRun& r, const std::string& coding) {

@@ -4,7 +4,6 @@
 // released once the window is gone.
 #include <gtest/gtest.h>
 
-#include <cmath>
 #include <cstdio>
 #include <ctime>
 #include <map>
@@ -74,23 +73,11 @@ DrawPacket video_draw(int64_t wid, int64_t seq, const std::string& coding, int x
   return p;
 }
 
-// PSNR (dB) of the window's (x, y, w, h) against `expected` (BGRX), over R, G and B.
-double region_psnr(CpuBacking& b, int64_t wid, int x, int y, const Picture& expected) {
+// PSNR (dB) of the window's region at (x, y) against `expected` (BGRX), over R, G and B; 0
+// when the window has no snapshot.
+double region_psnr(Backing& b, int64_t wid, int x, int y, const Picture& expected) {
   auto snap = b.snapshot(wid);
-  auto sv = snap->read();
-  auto ev = expected.read();
-  double se = 0;
-  for (int j = 0; j < expected.height(); ++j) {
-    const uint8_t* s = sv->plane(0).unchecked_row(y + j) + size_t(x) * 4;
-    const uint8_t* e = ev->plane(0).unchecked_row(j);
-    for (int i = 0; i < expected.width() * 4; ++i) {
-      if (i % 4 == 3) continue;
-      const double d = double(s[i]) - e[i];
-      se += d * d;
-    }
-  }
-  const double mse = se / (double(expected.width()) * expected.height() * 3);
-  return mse == 0 ? INFINITY : 10 * std::log10(255.0 * 255.0 / mse);
+  return snap.ok() ? codecs::testing::region_psnr(*snap, x, y, expected) : 0;
 }
 
 Picture as_bgrx(const Picture& yuv) {

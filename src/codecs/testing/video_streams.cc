@@ -131,4 +131,21 @@ double luma_psnr(const Picture& a, const Picture& b) {
   return mse == 0 ? std::numeric_limits<double>::infinity() : 10 * std::log10(255.0 * 255.0 / mse);
 }
 
+double region_psnr(const Picture& window, int x, int y, const Picture& expected) {
+  auto sv = window.read();
+  auto ev = expected.read();
+  double se = 0;
+  for (int j = 0; j < expected.height(); ++j) {
+    const uint8_t* s = sv->plane(0).unchecked_row(y + j) + size_t(x) * 4;
+    const uint8_t* e = ev->plane(0).unchecked_row(j);
+    for (int i = 0; i < expected.width() * 4; ++i) {
+      if (i % 4 == 3) continue;
+      const double d = double(s[i]) - e[i];
+      se += d * d;
+    }
+  }
+  const double mse = se / (double(expected.width()) * expected.height() * 3);
+  return mse == 0 ? std::numeric_limits<double>::infinity() : 10 * std::log10(255.0 * 255.0 / mse);
+}
+
 }  // namespace pixpath::codecs::testing

@@ -31,4 +31,9 @@ Result<VideoStream> encode_video(const std::string& coding, int width, int heigh
 // PSNR (dB) of plane 0 (luma) of two same-size YUV pictures; +inf when identical.
 double luma_psnr(const Picture& a, const Picture& b);
 
+// PSNR (dB) over R, G and B of the region of `window` at (x, y) the size of `expected`, both
+// 4-byte-per-pixel pictures of the same channel order (BGRX, RGBX; the fourth byte is left
+// out); +inf when identical. The region must lie inside `window`.
+double region_psnr(const Picture& window, int x, int y, const Picture& expected);
+
 }  // namespace pixpath::codecs::testing
