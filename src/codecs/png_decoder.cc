@@ -347,7 +347,9 @@ bool fast_decode(std::span<const uint8_t> data, uint32_t width, uint32_t height,
 
 ErrorCode spng_code(int rc) {
   switch (rc) {
-    case SPNG_EOF: return ErrorCode::Truncated;
+    case SPNG_EOF:
+    case SPNG_IO_EOF:  // the buffer reader ran out: a file cut inside its data
+      return ErrorCode::Truncated;
     case SPNG_EMEM: return ErrorCode::OutOfMemory;
     case SPNG_EUSER_WIDTH:
     case SPNG_EUSER_HEIGHT:

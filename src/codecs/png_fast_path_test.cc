@@ -356,10 +356,10 @@ TEST_F(PngFastPath, CorruptInputGivesLibspngsError) {
     std::vector<uint8_t> t(good.begin(), good.begin() + long(cut));
     expect_same(t, PixelFormat::RGBA, w, h);
   }
-  // Inside the IDAT data: CorruptData, as before the fast path: libspng's buffer reader says
-  // SPNG_IO_EOF ("end of stream"), which spng_code() does not map to Truncated (SPNG_EOF only).
+  // Inside the IDAT data: Truncated, both ways (libspng's buffer reader says SPNG_IO_EOF).
   std::vector<uint8_t> cut_idat(good.begin(), good.begin() + 33 + 8 + long(z.size() / 2));
-  EXPECT_EQ(error_code(cut_idat, true, w, h), ErrorCode::CorruptData);
+  EXPECT_EQ(error_code(cut_idat, true, w, h), ErrorCode::Truncated);
+  EXPECT_EQ(error_code(cut_idat, false, w, h), ErrorCode::Truncated);
 
   // Bad adler32 (the IDAT CRC recomputed): CorruptData both ways.
   auto bad_adler = z;
