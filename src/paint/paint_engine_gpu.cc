@@ -13,7 +13,6 @@ using internal::micros;
 void PaintEngine::Impl::gpu_loop() {
   std::vector<ItemPtr> batch;
   for (;;) {
-    bool skipped = false;
     {
       MutexLock lock(mu);
       while (!stopping && gpu_work.empty()) gpu_cv.wait(mu);
@@ -21,15 +20,9 @@ void PaintEngine::Impl::gpu_loop() {
       while (!gpu_work.empty() && int(batch.size()) < config.gpu_max_batch) {
         ItemPtr item = std::move(gpu_work.front());
         gpu_work.pop_front();
-        if (item->skip) {  // its window was lost: do not bother decoding
-          item->state = State::Ready;
-          skipped = true;
-          continue;
-        }
         item->state = State::Decoding;
         batch.push_back(std::move(item));
       }
-      if (skipped) notify_ui();
       if (!batch.empty()) busy_workers++;
     }
     if (batch.empty()) {
@@ -164,10 +157,6 @@ bool PaintEngine::Impl::gpu_copy_ready(const Item& item) {
   if (item.kind != Kind::Draw || item.route != Route::GpuTexture || item.error ||
       item.picture.plane_count() == 0 || item.picture.location().kind != MemoryKind::CudaDevice)
     return false;
-  {
-    MutexLock lock(mu);
-    if (item.skip) return false;
-  }
   auto tex = backing.window_texture(item.wid);
   const DrawPacket& p = item.packet;
   return tex && tex->texture != 0 && p.x >= 0 && p.y >= 0 && p.x + p.w <= tex->width &&

@@ -202,17 +202,11 @@ void PaintEngine::Impl::complete(Item& item) {
 }
 
 void PaintEngine::Impl::complete_draw(Item& item) {
-  std::optional<std::string> skip;
-  {
-    MutexLock lock(mu);
-    skip = item.skip;
-  }
   if (item.direct && item.state == State::Ready && item.target.view.plane_count > 0) {
-    auto r = backing.end_direct(item.target, !item.error && !skip);
+    auto r = backing.end_direct(item.target, !item.error);
     item.target = {};
     if (!r.ok() && !item.error) item.error = r.error();
   }
-  if (skip) return finish(item, 0, *skip, 0);
   const DrawPacket& p = item.packet;
   if (!backing.window_size(item.wid))
     return finish(item, 0, "window " + std::to_string(item.wid) + " does not exist", 0);
@@ -291,9 +285,7 @@ int PaintEngine::Impl::run_ui_once() {
       for (auto& [wid, q] : queues) {
         while (!q.empty()) {
           ItemPtr& head = q.front();
-          if (head->state == State::Ready ||
-              (head->state == State::DirectPending && head->skip)) {
-            head->state = State::Ready;
+          if (head->state == State::Ready) {
             todo.push_back(std::move(head));
             q.pop_front();
             continue;

@@ -15,22 +15,12 @@ void PaintEngine::Impl::worker_loop() {
       if (stopping) return;
       item = std::move(work.front());
       work.pop_front();
-      if (item->skip) {  // its window was lost: do not bother decoding
-        item->state = State::Ready;
-        notify_ui();
-        item.reset();
-      } else {
-        item->state = item->direct ? State::DirectDecoding : State::Decoding;
-        busy_workers++;
-        if (item->direct)
-          stats.direct_decodes++;
-        else
-          stats.private_decodes++;
-      }
-    }
-    if (!item) {
-      wake_ui();
-      continue;
+      item->state = item->direct ? State::DirectDecoding : State::Decoding;
+      busy_workers++;
+      if (item->direct)
+        stats.direct_decodes++;
+      else
+        stats.private_decodes++;
     }
     decode(*item);
     {

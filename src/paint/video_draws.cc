@@ -62,7 +62,6 @@ void PaintEngine::Impl::video_loop(VideoLane& lane) {
   ScopedRole role(lane.role);  // this thread owns lane.windows until it returns
   for (;;) {
     VideoTask task;
-    bool run = true;
     {
       MutexLock lock(mu);
       auto& q = video_tasks[size_t(lane.index)];
@@ -71,19 +70,10 @@ void PaintEngine::Impl::video_loop(VideoLane& lane) {
       if (stopping) return;
       task = std::move(*next);
       q.erase(next);
-      if (task.item) {
-        if (task.item->skip) {  // acked 0 at its turn: not decoded, the decoder untouched
-          task.item->state = State::Ready;
-          notify_ui();
-          task.item.reset();  // the UI thread's now
-          run = false;
-        } else {
-          task.item->state = State::Decoding;
-        }
-      }
+      if (task.item) task.item->state = State::Decoding;
       busy_video++;
     }
-    if (run) run_video_task(lane, task);
+    run_video_task(lane, task);
     {
       MutexLock lock(mu);
       busy_video--;

@@ -82,7 +82,6 @@ struct Item {
   State state = State::Ready;
   bool counted = false;  // in Impl::stats.queued_* (guarded by the engine mutex)
   uint64_t counted_bytes = 0;
-  std::optional<std::string> skip;  // ack 0 with this reason (guarded by the engine mutex)
   Picture picture;
   std::optional<Error> error;
   DirectTarget target;
