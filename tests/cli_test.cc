@@ -164,6 +164,28 @@ TEST(Cli, PlayTheVideoSample) {
   EXPECT_GT(painted["h264"], 10) << r.out;
   EXPECT_GT(painted["vp8"], 10) << r.out;
   EXPECT_FALSE(j["snapshots"].empty());
+  EXPECT_GE(j["video_threads"].get<int>(), 1) << "the engine's choice for --video-threads 0";
+
+  // One video thread for every window, or one each: the same pictures.
+  for (const char* threads : {"1", "3"}) {
+    SCOPED_TRACE(std::string("--video-threads ") + threads);
+    const std::string dir = tmp / (std::string("snap-") + threads);
+    auto t = pixpath(tmp, {"play", test_data_dir() + "/sample-video.pxrec", "--pace", "max", "--json",
+                           "--backing", "cpu", "--snapshot-dir", dir, "--video-threads", threads});
+    ASSERT_EQ(t.exit_code, 0) << t.err;
+    auto tj = nlohmann::json::parse(t.out);
+    EXPECT_EQ(tj["video_threads"].get<int>(), std::atoi(threads));
+    EXPECT_EQ(tj["all"]["painted"], j["all"]["painted"]);
+    int compared = 0;
+    for (const auto& e : std::filesystem::directory_iterator(tmp / "snap")) {
+      const auto name = e.path().filename().string();
+      EXPECT_TRUE(read_text(e.path().string()) == read_text(dir + "/" + name)) << name;
+      ++compared;
+    }
+    EXPECT_GT(compared, 0);
+  }
+  auto bad = pixpath(tmp, {"play", test_data_dir() + "/sample-video.pxrec", "--video-threads", "65"});
+  EXPECT_EQ(bad.exit_code, 2) << bad.err;
 }
 
 // The GL backing (Mesa's software renderer here) paints the sample exactly as the CPU backing.

@@ -81,6 +81,7 @@ Result<PlayResult> play_recording(const PlayOptions& options, Backing& backing) 
 
   PaintEngineConfig config;
   config.decode_threads = options.decode_threads;
+  config.video_threads = options.video_threads;
   config.direct_decode = options.direct_decode;
   config.decoder = options.decoder;
   config.gpu_max_batch = options.gpu_max_batch;
@@ -182,6 +183,7 @@ Result<PlayResult> play_recording(const PlayOptions& options, Backing& backing) 
   const auto after = counters();
   {
     const auto st = engine->stats();
+    result.video_threads = st.video_threads;
     result.gpu_copy_calls = st.gpu_copy_calls;
     result.gpu_decodes = st.gpu_decodes;
     result.gpu_decode_calls = st.gpu_decode_calls;

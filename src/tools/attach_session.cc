@@ -272,6 +272,7 @@ int run_attach_session(const AttachOptions& o, std::ostream& out, std::ostream& 
   if (recording) po.observers.push_back(&*recording);
   po.limits = o.limits;
   po.engine.decode_threads = o.decode_threads;
+  po.engine.video_threads = o.video_threads;
   po.engine.decoder = *decoder_choice;
   po.engine.gpu_max_batch = o.gpu_max_batch;
   po.engine.gpu_min_pixels = o.gpu_min_pixels;

@@ -36,6 +36,7 @@ struct AttachOptions {
   int speed = -1;                  // -1: the server's choice
   std::string password_file;       // else XPRA_PASSWORD; never a command-line value
   int decode_threads = 2;
+  int video_threads = 0;           // PaintEngineConfig::video_threads (0: its choice)
   double exit_after_s = 0;         // 0: until Ctrl-C or the server ends the session
   std::string snapshot_dir;        // empty: no snapshots
   double snapshot_interval_s = 0;  // 0: at exit (and when a window is lost) only

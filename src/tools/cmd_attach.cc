@@ -1,7 +1,8 @@
 // `pixpath attach URL [--headless] [--snapshot-dir DIR] [--snapshot-interval S]
 // [--exit-after S] [--encoding E] [--encodings LIST] [--quality Q] [--speed S] [--password-file F]
-// [--packet-encoder auto|rencodeplus|bencode] [--steal=yes|no] [--decode-threads N] [--json]
-// [--progress] [--backing auto|x11|gl-window]`: a live view of an xpra session (attach_session.h does the work).
+// [--packet-encoder auto|rencodeplus|bencode] [--steal=yes|no] [--decode-threads N]
+// [--video-threads N] [--json] [--progress] [--backing auto|x11|gl-window]`: a live view of an
+// xpra session (attach_session.h does the work).
 #include <iostream>
 #include <memory>
 
@@ -62,6 +63,11 @@ void add_session_options(CLI::App& cmd, AttachOptions& o) {
       ->check(CLI::ExistingFile);
   cmd.add_option("--decode-threads", o.decode_threads, "Decoder worker threads")
       ->check(CLI::Range(1, 64))
+      ->capture_default_str();
+  cmd.add_option("--video-threads", o.video_threads,
+                 "Video threads: each window's video (h264, vp8, vp9) decodes on one of them, off the "
+                 "UI thread; 0: min(4, cores)")
+      ->check(CLI::Range(0, 64))
       ->capture_default_str();
   cmd.add_option("--gpu-batch", o.gpu_max_batch,
                  "--decoder gpu/auto: the most jpeg draws one GPU decode call takes (draws "

@@ -1,6 +1,6 @@
 // `pixpath play FILE [--backing cpu|gl|gl-window] [--decoder cpu|gpu|auto] [--pace recorded|max]
-// [--snapshot-dir DIR] [--json] [--decode-threads N] [--progress]`: replays a recording
-// (docs/recording-format.md) through the paint engine (paint::play_recording) into the backing
+// [--snapshot-dir DIR] [--json] [--decode-threads N] [--video-threads N] [--progress]`: replays
+// a recording (docs/recording-format.md) through the paint engine (paint::play_recording) into the backing
 // made by name (paint::make_backing) and prints per-coding latency (play_report.h).
 // Exit status: 0 ok, 1 the file could not be played, 2 bad arguments or some draws failed to
 // decode (acked -1).
@@ -85,6 +85,11 @@ void add_play_command(CLI::App& app, int& exit_code) {
   cmd->add_flag("--json", a->json, "Print the result as JSON on stdout");
   cmd->add_option("--decode-threads", a->options.decode_threads, "Decoder worker threads")
       ->check(CLI::Range(1, 64))
+      ->capture_default_str();
+  cmd->add_option("--video-threads", a->options.video_threads,
+                  "Video threads: each window's video (h264, vp8, vp9) decodes on one of them, off "
+                  "the UI thread; 0: min(4, cores)")
+      ->check(CLI::Range(0, 64))
       ->capture_default_str();
   cmd->add_option("--gpu-batch", a->options.gpu_max_batch,
                   "--decoder gpu/auto: the most jpeg draws one GPU decode call takes (draws "

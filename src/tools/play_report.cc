@@ -51,6 +51,7 @@ nlohmann::json play_result_json(const PlayResult& r) {
                       {"backing", r.backing},
                       {"pace", r.pace},
                       {"decode_threads", r.decode_threads},
+                      {"video_threads", r.video_threads},
                       {"events", r.events},
                       {"recorded_s", r.recorded_s},
                       {"wall_s", r.wall_s},

@@ -35,6 +35,7 @@ struct PlayOptions {
   Pace pace = Pace::Recorded;
   std::string snapshot_dir;     // empty: no snapshots
   int decode_threads = 2;
+  int video_threads = 0;        // PaintEngineConfig::video_threads (0: its choice)
   bool direct_decode = true;
   int max_in_flight = 0;        // Pace::Max: draws queued at once (0: 4 per decode thread)
   // jpeg / jpega decoder (paint_engine.h, "GPU decoding"): cpu, gpu or auto.
@@ -70,6 +71,7 @@ struct PlayResult {
   std::string backing;
   std::string pace;
   int decode_threads = 0;
+  int video_threads = 0;  // the engine's video threads (PaintEngineStats::video_threads)
   int64_t events = 0;
   double recorded_s = 0;  // the recording's own duration
   double wall_s = 0;      // first submit -> last ack
