@@ -113,17 +113,18 @@ def test_paint_engine_callback_errors_are_raised():
 XPRA = shutil.which("xpra")
 
 
-def _stop_xvfb(display):
+def _stop_xvfb(display, runtime_dir):
     """Stops the Xvfb that xpra started for `display`, if it is still running. xpra 3.1 starts
     it in a session of its own (setsid), so signalling xpra's process group misses it: xpra
     kills it on a clean exit, but not when it is killed or has not finished starting. Its
-    lock file names its pid (checked against its command line before it is signalled)."""
+    lock file names its pid; it is signalled only if it inherited this server's
+    XDG_RUNTIME_DIR (once ours is gone, another test may hold the display number)."""
     try:
         pid = int(Path(f"/tmp/.X{display}-lock").read_text().strip())
-        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0")
+        environ = Path(f"/proc/{pid}/environ").read_bytes().split(b"\0")
     except (OSError, ValueError):
         return
-    if f":{display}".encode() not in cmdline:
+    if f"XDG_RUNTIME_DIR={runtime_dir}".encode() not in environ:
         return
     for sig, wait in ((15, 2.0), (9, 2.0)):
         try:
@@ -182,7 +183,7 @@ def xpra_server():
                 os.killpg(proc.pid, 9)
             except ProcessLookupError:
                 pass
-        _stop_xvfb(display)
+        _stop_xvfb(display, d / "run")
         log.close()
         shutil.rmtree(d, ignore_errors=True)
 

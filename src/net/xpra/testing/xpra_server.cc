@@ -368,6 +368,15 @@ bool XpraServer::log_contains(std::string_view text) const {
   return log_tail(SIZE_MAX).find(text) != std::string::npos;
 }
 
+bool XpraServer::started_by_this_server(pid_t pid) const {
+  if (dir_.empty()) return false;
+  std::ifstream f(fmt::format("/proc/{}/environ", pid), std::ios::binary);
+  const std::string mine = "XDG_RUNTIME_DIR=" + dir_ + "/run";
+  for (std::string var; std::getline(f, var, '\0');)
+    if (var == mine) return true;
+  return false;
+}
+
 void XpraServer::stop() {
   if (pid_ > 0) {
     ::kill(-pid_, SIGTERM);
@@ -391,10 +400,12 @@ void XpraServer::stop() {
     pid_ = -1;
   }
   if (display_ > 0) {
-    // Xvfb may have left the group; its lock file names its pid.
+    // Xvfb may have left the group; its lock file names its pid. Only this server's Xvfb
+    // (it inherited the runtime folder made for this server) is signalled: once ours is gone,
+    // a test running beside this one may hold the display number and its lock file.
     std::ifstream lock(fmt::format("/tmp/.X{}-lock", display_));
     long xpid = 0;
-    if (lock >> xpid && xpid > 1) {
+    if (lock >> xpid && xpid > 1 && started_by_this_server(pid_t(xpid))) {
       if (::kill(pid_t(xpid), 0) == 0) {
         ::kill(pid_t(xpid), SIGTERM);
         for (int i = 0; i < 40 && ::kill(pid_t(xpid), 0) == 0; ++i) {

@@ -113,6 +113,8 @@ class XpraServer {
  private:
   XpraServer() = default;
   [[nodiscard]] static Result<std::unique_ptr<XpraServer>> start_once(const XpraServerOptions& options);
+  // Whether process `pid` runs in this server's environment (its XDG_RUNTIME_DIR).
+  bool started_by_this_server(pid_t pid) const;
   pid_t pid_ = -1;
   XpraVersion version_ = XpraVersion::V3_1;
   int display_ = 0;
