@@ -11,11 +11,11 @@
 //                            the fence watcher and the acks pending on it
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
-#include <atomic>
 #include <map>
 #include <memory>
 #include <optional>
