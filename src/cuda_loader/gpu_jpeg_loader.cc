@@ -225,6 +225,46 @@ Result<std::unique_ptr<OwnRoute>> own_route(std::span<const uint8_t> data, const
   return route;
 }
 
+// Many windows at once (issue 19): a batch's own-decoder pictures run on the SMs one by one,
+// and the hardware JPEG engines sit idle beside them. PIXPATH_CUDA_HW_SHARE (0 to 1) hands that
+// share of a batch's baseline colour pictures (4:4:4 / 4:2:2 / 4:2:0, no alpha; the pictures the
+// engines decode within +-1 of the CPU path, docs/exactness.md) to one hardware batch, which the
+// module starts before the own decoder's pictures, so both run at once. The hardware share is
+// decoded silently if damaged, like every nvJPEG picture: only the own decoder reports damage.
+double hardware_share() {
+  static const double share = [] {
+    const char* v = std::getenv("PIXPATH_CUDA_HW_SHARE");
+    const double s = v && *v ? std::atof(v) : 0.0;
+    return s < 0 ? 0.0 : (s > 1 ? 1.0 : s);
+  }();
+  return share;
+}
+
+// Takes k of the batch's own-route pictures off that route (r.own cleared), so the module's
+// hardware batch decodes them: the last ones that qualify. Fewer than two: none (a batch of one
+// is no faster than the own decoder).
+void hand_share_to_engines(std::vector<abi::DecodeRequest>& requests,
+                           std::vector<std::unique_ptr<OwnRoute>>& owns, int engines) {
+  const double share = hardware_share();
+  if (share <= 0 || engines <= 0) return;
+  std::vector<size_t> candidates;
+  for (size_t k = 0; k < requests.size(); ++k) {
+    const OwnRoute* o = owns[k].get();
+    if (!o || o->alpha || requests[k].alpha_offset >= 0) continue;
+    const auto& in = o->color.input;
+    using codecs::jpeg::Upsampling;
+    if (in.components == 3 && in.upsampling != Upsampling::H1V2) candidates.push_back(k);
+  }
+  const size_t n = size_t(double(candidates.size()) * share + 0.5);
+  if (n < 2) return;
+  for (size_t j = candidates.size() - n; j < candidates.size(); ++j) {
+    const size_t k = candidates[j];
+    requests[k].own = nullptr;
+    requests[k].own_damage = nullptr;
+    owns[k].reset();
+  }
+}
+
 abi::TextureTarget texture_target(const GlTextureRegion& t) {
   return abi::TextureTarget{t.texture, t.texture_width, t.texture_height, t.x, t.y};
 }
@@ -444,6 +484,7 @@ class LoadedGpuJpegDecoder final : public GpuJpegDecoder {
       index.push_back(i);
     }
     if (requests.empty()) return out;
+    hand_share_to_engines(requests, owns, engines);
     auto images = engine_->decode_batch_to_device(requests.data(), requests.size());
     for (size_t k = 0; k < images.size() && k < index.size(); ++k) {
       if (images[k].ok()) {
