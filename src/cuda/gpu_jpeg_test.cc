@@ -223,6 +223,13 @@ TEST_F(GpuJpegTest, MatchesLibjpegTurboAcrossSubsamplingsAndSizes) {
       auto rgb = screen_like(s[0], s[1], 7);
       const auto px = c.o.gray ? to_gray(rgb) : rgb;
       const bool engines_only = std::string(c.name) == "4:4:0";
+      // A subsampled picture one pixel wide has chroma one sample wide, which libjpeg-turbo
+      // upsamples by replication: the own decoder's route sends it to the CPU.
+      const bool one_chroma_sample = s[0] == 1 && c.o.h_samp > 1 && !c.o.gray;
+      if (one_chroma_sample && !engines_only && dec().reports_damage()) {
+        expect_refused(encode(px, s[0], s[1], c.o), "upsampling");
+        continue;
+      }
       check(std::string(c.name) + " baseline q75", encode(px, s[0], s[1], c.o), s[0], s[1],
             engines_only ? GpuBackend::Hybrid : GpuBackend::Auto);
       if (engines_only) expect_refused(encode(px, s[0], s[1], c.o), "sampling");
