@@ -431,6 +431,57 @@ TEST_F(GpuJpegTest, BatchToDeviceEqualsSingleDecodes) {
   for (size_t i = 0; i < again.size(); ++i) EXPECT_EQ(again[i].ok(), !refused(i)) << i;
 }
 
+// Several windows at once (issue 19): a batch of at least 4 baseline colour pictures on the own
+// decoder's route hands a share of them to the hardware JPEG engines (a hardware batch counted in
+// info_json), with the same pixels; PIXPATH_CUDA_HW_SHARE=0 keeps them all on the own decoder; a
+// truncated picture in such a batch stays on the own decoder and is reported.
+TEST_F(GpuJpegTest, ManyPicturesShareTheHardwareEngines) {
+  if (!dec().reports_damage()) GTEST_SKIP() << "PIXPATH_CUDA_OWN_JPEG=0: the route is nvJPEG's";
+  if (dec().hardware_engines() == 0) GTEST_SKIP() << "this GPU has no hardware JPEG engines";
+  auto hardware_batches = [&] {
+    const std::string info = dec().info_json(), key = "\"hardware_batches\":";
+    const auto at = info.find(key);
+    return at == std::string::npos ? int64_t(-1) : std::atoll(info.c_str() + at + key.size());
+  };
+  std::vector<std::vector<uint8_t>> data;
+  for (unsigned i = 0; i < 8; ++i)
+    data.push_back(encode(screen_like(640 + int(i), 360, 40 + i), 640 + int(i), 360, {i % 2 ? 2 : 1, 1, false, 50 + int(i) * 5}));
+  const auto whole = data[0];
+  data.push_back(std::vector<uint8_t>(whole.begin(), whole.begin() + std::ptrdiff_t(whole.size() * 2 / 3)));
+  std::vector<std::vector<Error>> warnings(data.size());
+  std::vector<GpuDecodeJob> jobs;
+  for (size_t i = 0; i < data.size(); ++i) jobs.push_back({data[i], {}, &warnings[i]});
+  for (const char* share : {"", "0"}) {
+    SCOPED_TRACE(std::string("PIXPATH_CUDA_HW_SHARE=") + share);
+    setenv("PIXPATH_CUDA_HW_SHARE", share, 1);
+    for (auto& w : warnings) w.clear();
+    const int64_t before = hardware_batches();
+    auto results = dec().decode_batch_to_device(jobs);
+    const int64_t after = hardware_batches();
+    ASSERT_EQ(results.size(), jobs.size());
+    if (*share == 0)
+      EXPECT_GT(after, before) << "no hardware batch for 8 baseline colour pictures";
+    else
+      EXPECT_EQ(after, before) << "a hardware batch with the share at 0";
+    for (size_t i = 0; i + 1 < data.size(); ++i) {
+      ASSERT_TRUE(results[i].ok()) << i << ": " << results[i].error().message();
+      EXPECT_TRUE(warnings[i].empty()) << i << ": " << warnings[i][0].message();
+      EXPECT_TRUE(results[i]->plane(0).storage->sync_point()->wait_host().ok());
+      const int w = results[i]->width(), h = results[i]->height();
+      std::vector<uint8_t> px(size_t(w) * h * 4);
+      ASSERT_EQ(cudaMemcpy2D(px.data(), size_t(w) * 4, results[i]->plane(0).storage->data(),
+                             results[i]->plane(0).stride, size_t(w) * 4, size_t(h), cudaMemcpyDeviceToHost),
+                cudaSuccess);
+      const auto ref = reference_rgba(data[i], w, h);
+      const auto d = diff(px.data(), size_t(w) * 4, ref.data(), size_t(w) * 4, w, h);
+      EXPECT_TRUE(d.within()) << i << ": " << d.str();
+    }
+    const auto& cut = results.back();
+    EXPECT_TRUE(!cut.ok() || !warnings.back().empty()) << "the truncated picture went through silently";
+  }
+  unsetenv("PIXPATH_CUDA_HW_SHARE");
+}
+
 // pixpath's own decoder on the GPU route (the default; PIXPATH_CUDA_OWN_JPEG=0 turns it off):
 // exactly the CPU path's pixels, no warnings on intact pictures, the damaged file reported
 // through both warning channels (decode_to_host, GpuDecodeJob::warnings); progressive gray,

@@ -5,6 +5,7 @@
 #include <dlfcn.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <climits>
 #include <cstdlib>
 #include <map>
@@ -226,23 +227,28 @@ Result<std::unique_ptr<OwnRoute>> own_route(std::span<const uint8_t> data, const
 }
 
 // Many windows at once (issue 19): a batch's own-decoder pictures run on the SMs one by one,
-// and the hardware JPEG engines sit idle beside them. PIXPATH_CUDA_HW_SHARE (0 to 1) hands that
-// share of a batch's baseline colour pictures (4:4:4 / 4:2:2 / 4:2:0, no alpha; the pictures the
-// engines decode within +-1 of the CPU path, docs/exactness.md) to one hardware batch, which the
-// module starts before the own decoder's pictures, so both run at once. The hardware share is
-// decoded silently if damaged, like every nvJPEG picture: only the own decoder reports damage.
+// and the hardware JPEG engines would sit idle beside them. So a share of a batch's baseline
+// colour pictures (4:4:4 / 4:2:2 / 4:2:0, no alpha: the pictures the engines decode exactly as
+// the CPU path does, docs/exactness.md) goes to one hardware batch, which the module starts
+// before the own decoder's pictures, so both run at once. Measured on the H200 with 8 4K windows
+// (docs/performance.md, "Many windows"): share 0 ~510 draws/s, 0.5 ~700-940, 0.75 ~900-1,270.
+// The trade: the engines (nvJPEG) decode damaged entropy data silently, where the own decoder
+// warns. So the share applies only under load, to batches of at least kHardwareShareFrom such
+// pictures (several windows updating at once); smaller batches, and a picture whose data ends
+// without EOI (truncated, which the host parse sees), stay on the own decoder.
+// PIXPATH_CUDA_HW_SHARE (0 to 1, read per batch) overrides the share; 0 keeps every picture on
+// the own decoder.
+constexpr double kHardwareShare = 0.75;
+constexpr size_t kHardwareShareFrom = 4;
+
 double hardware_share() {
-  static const double share = [] {
-    const char* v = std::getenv("PIXPATH_CUDA_HW_SHARE");
-    const double s = v && *v ? std::atof(v) : 0.0;
-    return s < 0 ? 0.0 : (s > 1 ? 1.0 : s);
-  }();
-  return share;
+  const char* v = std::getenv("PIXPATH_CUDA_HW_SHARE");
+  const double s = v && *v ? std::atof(v) : kHardwareShare;
+  return s < 0 ? 0.0 : (s > 1 ? 1.0 : s);
 }
 
-// Takes k of the batch's own-route pictures off that route (r.own cleared), so the module's
-// hardware batch decodes them: the last ones that qualify. Fewer than two: none (a batch of one
-// is no faster than the own decoder).
+// Takes the hardware share of the batch's own-route pictures off that route (r.own cleared), so
+// the module's hardware batch decodes them: the last ones that qualify.
 void hand_share_to_engines(std::vector<abi::DecodeRequest>& requests,
                            std::vector<std::unique_ptr<OwnRoute>>& owns, int engines) {
   const double share = hardware_share();
@@ -250,13 +256,14 @@ void hand_share_to_engines(std::vector<abi::DecodeRequest>& requests,
   std::vector<size_t> candidates;
   for (size_t k = 0; k < requests.size(); ++k) {
     const OwnRoute* o = owns[k].get();
-    if (!o || o->alpha || requests[k].alpha_offset >= 0) continue;
+    if (!o || o->alpha || requests[k].alpha_offset >= 0 || !o->color.jpeg.has_eoi) continue;
     const auto& in = o->color.input;
     using codecs::jpeg::Upsampling;
     if (in.components == 3 && in.upsampling != Upsampling::H1V2) candidates.push_back(k);
   }
-  const size_t n = size_t(double(candidates.size()) * share + 0.5);
-  if (n < 2) return;
+  if (candidates.size() < kHardwareShareFrom) return;
+  const size_t n = std::min(candidates.size(), size_t(double(candidates.size()) * share + 0.5));
+  if (n < 2) return;  // one picture is no faster on an engine than on the own decoder
   for (size_t j = candidates.size() - n; j < candidates.size(); ++j) {
     const size_t k = candidates[j];
     requests[k].own = nullptr;
