@@ -18,7 +18,9 @@
 // CUVID_PKT_ENDOFPICTURE so the parser need not wait for the next one. Per frame (steady_clock):
 //   parse    the cuvidParseVideoData call (the callbacks run inside it)
 //   decode   the cuvidDecodePicture call
-//   map      the cuvidMapVideoFrame64 call (waits for the decode)
+//   map      the cuvidMapVideoFrame64 call (expected to wait for the decode; with an output_stream
+//            the driver may instead only queue its post-processing there: then map+copy holds
+//            the wait)
 //   map+copy map + both plane copies + cuStreamSynchronize (what a real route does before its
 //            colour conversion)
 // cuvidGetDecodeStatus is asked before the map (how often the decode is still running when the
