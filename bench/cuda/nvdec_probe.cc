@@ -40,6 +40,7 @@
 //
 // Usage: nvdec_probe [--frames N] [--sizes WxH[,WxH...]] [--passes N]
 //                    [--routes nvdec,av-shared,av-own] [--sched auto|spin|yield|blocking]
+//                    [--display-from-decode]
 // Exit 0 when every route ran; 1 when the driver, libnvcuvid or a CUDA device is missing or a
 // route failed (the reason is printed). The last line is JSON (prefix "json: ").
 #include <cstdarg>
@@ -240,8 +241,12 @@ struct DecodeStatusCounts {
 
 class NvdecRun {
  public:
-  NvdecRun(Driver& d, const codecs::testing::VideoStream& s, bool check_psnr)
-      : d_(d), s_(s), check_psnr_(check_psnr), times_(s.packets.size()) {}
+  // `display_from_decode`: the parser gets no display callback; each picture is mapped right
+  // after its cuvidDecodePicture (NvDecoder's "force zero latency" mode), for when the parser
+  // holds frames back despite ulMaxDisplayDelay 0.
+  NvdecRun(Driver& d, const codecs::testing::VideoStream& s, bool check_psnr, bool display_from_decode)
+      : d_(d), s_(s), check_psnr_(check_psnr), display_from_decode_(display_from_decode),
+        times_(s.packets.size()) {}
 
   ~NvdecRun() {
     if (parser_) d_.cv->cuvidDestroyVideoParser(parser_);
@@ -263,7 +268,7 @@ class NvdecRun {
     pp.pUserData = this;
     pp.pfnSequenceCallback = &NvdecRun::on_sequence;
     pp.pfnDecodePicture = &NvdecRun::on_decode;
-    pp.pfnDisplayPicture = &NvdecRun::on_display;
+    pp.pfnDisplayPicture = display_from_decode_ ? nullptr : &NvdecRun::on_display;
     if (CUresult r = d_.cv->cuvidCreateVideoParser(&parser_, &pp); r != CUDA_SUCCESS) {
       parser_ = nullptr;
       return "cuvidCreateVideoParser: " + d_.err(r);
@@ -357,14 +362,12 @@ class NvdecRun {
     ci.ulIntraDecodeOnly = 0;
     ci.ulMaxWidth = f->coded_width;
     ci.ulMaxHeight = f->coded_height;
-    ci.display_area.left = short(f->display_area.left);
-    ci.display_area.top = short(f->display_area.top);
-    ci.display_area.right = short(f->display_area.right);
-    ci.display_area.bottom = short(f->display_area.bottom);
+    // display_area stays zero (the whole coded frame): a display area smaller than the target
+    // would be scaled into it (1080 rows stretched over 1088). NvDecoder does the same when it
+    // neither crops nor scales; the copy cuts the display area out.
     ci.OutputFormat = cudaVideoSurfaceFormat_NV12;
     ci.DeinterlaceMode = cudaVideoDeinterlaceMode_Weave;
-    // The output surface is the coded size (NVIDIA's NvDecoder sample does the same when it
-    // neither crops nor scales); the display area is cut out by the copy.
+    // The output surface is the coded size.
     ci.ulTargetWidth = f->coded_width;
     ci.ulTargetHeight = f->coded_height;
     ci.ulNumOutputSurfaces = 2;
@@ -405,6 +408,13 @@ class NvdecRun {
       t.intra = p->intra_pic_flag != 0;
     }
     pic_frame_[p->CurrPicIdx] = current_;
+    if (display_from_decode_ && (!p->field_pic_flag || p->second_field)) {
+      CUVIDPARSERDISPINFO di{};
+      di.picture_index = p->CurrPicIdx;
+      di.progressive_frame = !p->field_pic_flag;
+      di.top_field_first = p->bottom_field_flag ^ 1;
+      return display(&di);
+    }
     return 1;
   }
 
@@ -500,6 +510,7 @@ class NvdecRun {
   Driver& d_;
   const codecs::testing::VideoStream& s_;
   bool check_psnr_;
+  bool display_from_decode_;
   std::vector<FrameTimes> times_;
   DecodeStatusCounts status_;
   std::map<int, int> pic_frame_;  // decode surface index -> frame (packet) index
@@ -663,6 +674,7 @@ struct Options {
   int passes = 1;
   std::vector<std::pair<int, int>> sizes = {{1920, 1080}, {3840, 2160}};
   bool nvdec = true, av_shared = true, av_own = true;
+  bool display_from_decode = false;
   unsigned sched = kSchedAuto;
   std::string sched_name = "auto";
 };
@@ -671,6 +683,7 @@ void usage(FILE* to) {
   std::fprintf(to,
                "usage: nvdec_probe [--frames N] [--sizes WxH[,WxH...]] [--passes N]\n"
                "                   [--routes nvdec,av-shared,av-own] [--sched auto|spin|yield|blocking]\n"
+               "                   [--display-from-decode]\n"
                "  Decodes h264 P-frames with NVDEC driven directly through libnvcuvid (parser, decoder,\n"
                "  map, copy) and through libavcodec's CUDA hwaccel, on the same packets; prints p50/p90\n"
                "  of each step per size (P-frames only) and a JSON line (prefix \"json: \").\n"
@@ -681,6 +694,8 @@ void usage(FILE* to) {
                "               av-shared = libavcodec in our primary context (as pixpath),\n"
                "               av-own = libavcodec's own context (av_hwdevice_ctx_create)\n"
                "  --sched      the primary context's scheduling flag (default auto: CUDA's choice)\n"
+               "  --display-from-decode  nvdec maps each picture in the decode callback (no display\n"
+               "               callback), in case the parser holds frames back\n"
                "  Needs the NVIDIA driver (libcuda.so.1, libnvcuvid.so.1) and a CUDA device; exits 1\n"
                "  with the reason when either is missing.\n");
 }
@@ -743,6 +758,8 @@ bool parse_options(int argc, char** argv, Options& o, int& exit_code) {
         }
         pos = comma + 1;
       }
+    } else if (a == "--display-from-decode") {
+      o.display_from_decode = true;
     } else if (a == "--sched") {
       o.sched_name = next();
       if (o.sched_name == "auto") o.sched = kSchedAuto;
@@ -796,7 +813,7 @@ bool probe_size(Driver& d, const Options& o, int w, int h) {
     double psnr = -1;
     std::string describe, failure;
     for (int pass = 0; pass < o.passes && failure.empty(); ++pass) {
-      NvdecRun run(d, *s, pass + 1 == o.passes);
+      NvdecRun run(d, *s, pass + 1 == o.passes, o.display_from_decode);
       failure = run.run();
       if (!failure.empty()) break;
       describe = run.describe();
@@ -938,8 +955,10 @@ int main(int argc, char** argv) {
     std::printf("nvdec_probe: cannot run: %s\n", why.c_str());
     return 1;
   }
-  std::printf("device 0: %s; primary context sched %s; %d frames per stream, %d pass(es)\n", d.name.c_str(),
-              o.sched_name.c_str(), o.frames, o.passes);
+  std::printf("device 0: %s; primary context sched %s; %d frames per stream, %d pass(es); nvdec maps in the %s "
+              "callback\n",
+              d.name.c_str(), o.sched_name.c_str(), o.frames, o.passes,
+              o.display_from_decode ? "decode" : "display");
   std::printf("libavcodec %s\n", av_version_info());
   bool ok = true;
   for (const auto& [w, h] : o.sizes) ok = probe_size(d, o, w, h) && ok;
