@@ -64,8 +64,7 @@ Result<std::unique_ptr<PaintEngine>> PaintEngine::create(Backing& backing,
   }
   if (mode == GpuMode::Off) gpu.reset();
   if (config.gpu_max_batch == 0) {
-    const int engines = gpu ? gpu->hardware_engines() : 0;
-    config.gpu_max_batch = engines > 0 ? std::min(64, kGpuBatchPerEngine * engines) : 8;
+    config.gpu_max_batch = gpu ? auto_gpu_batch(gpu->hardware_engines(), gpu->reports_damage()) : 8;
   }
   auto impl = std::make_unique<Impl>(backing, std::move(config));
   Impl* raw = impl.get();

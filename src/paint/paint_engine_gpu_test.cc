@@ -477,8 +477,13 @@ TEST(PaintEngineGpu, DrawsWaitingTogetherShareOneGpuDecodeCall) {
   }
 }
 
-// gpu_max_batch 0 (the default): kGpuBatchPerEngine per hardware engine, 8 without engines.
+// gpu_max_batch 0 (the default): auto_gpu_batch(): on nvJPEG's route kGpuBatchPerEngine per
+// hardware engine, on the own decoder's route one per engine plus one, 8 without engines.
 TEST(PaintEngineGpu, AutoBatchFollowsTheHardwareEngines) {
+  EXPECT_EQ(auto_gpu_batch(7, false), 14);
+  EXPECT_EQ(auto_gpu_batch(7, true), 8);
+  EXPECT_EQ(auto_gpu_batch(0, true), 8);
+  EXPECT_EQ(auto_gpu_batch(40, false), 64);
   for (int engines : {0, 7}) {
     FakeTextureBacking b;
     auto gpu = std::make_shared<FakeGpuDecoder>(&b);
@@ -488,7 +493,8 @@ TEST(PaintEngineGpu, AutoBatchFollowsTheHardwareEngines) {
     c.gpu_decoder = gpu;
     auto e = PaintEngine::create(b, c);
     ASSERT_TRUE(e.ok());
-    EXPECT_EQ((*e)->stats().gpu_max_batch, engines ? kGpuBatchPerEngine * engines : 8);
+    EXPECT_EQ((*e)->stats().gpu_max_batch, auto_gpu_batch(engines, gpu->reports_damage()));
+    EXPECT_EQ((*e)->stats().gpu_max_batch, engines ? kGpuBatchPerEngine * engines : 8);  // the fake: nvJPEG-like
   }
 }
 

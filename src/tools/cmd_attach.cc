@@ -71,8 +71,8 @@ void add_session_options(CLI::App& cmd, AttachOptions& o) {
       ->capture_default_str();
   cmd.add_option("--gpu-batch", o.gpu_max_batch,
                  "--decoder gpu/auto: the most jpeg draws one GPU decode call takes (draws "
-                 "waiting together share the hardware JPEG engines; 1: one at a time; 0: auto, "
-                 "2 per hardware engine)")
+                 "waiting together share the hardware JPEG engines; 1: one at a time; 0: auto, one "
+                 "per hardware engine plus one on the own decoder's route, 2 per engine on nvJPEG's)")
       ->check(CLI::Range(0, 64))
       ->capture_default_str();
   cmd.add_option("--gpu-min-pixels", o.gpu_min_pixels,

@@ -93,8 +93,8 @@ void add_play_command(CLI::App& app, int& exit_code) {
       ->capture_default_str();
   cmd->add_option("--gpu-batch", a->options.gpu_max_batch,
                   "--decoder gpu/auto: the most jpeg draws one GPU decode call takes (draws "
-                  "waiting together share the hardware JPEG engines; 1: one at a time; 0: auto, "
-                  "2 per hardware engine)")
+                  "waiting together share the hardware JPEG engines; 1: one at a time; 0: auto, one "
+                  "per hardware engine plus one on the own decoder's route, 2 per engine on nvJPEG's)")
       ->check(CLI::Range(0, 64))
       ->capture_default_str();
   cmd->add_option("--gpu-min-pixels", a->options.gpu_min_pixels,

@@ -14,8 +14,9 @@ nlohmann::json gpu_info() {
   if (j.is_object() && !j.contains("available")) j["available"] = true;
   // The paint engine's batch limit with --gpu-batch 0 (paint_engine.h, gpu_max_batch).
   if (j.is_object())
-    j["paint_gpu_batch_auto"] = std::to_string(paint::kGpuBatchPerEngine) +
-                                " per hardware JPEG engine (8 without engines)";
+    j["paint_gpu_batch_auto"] = "one per hardware JPEG engine plus one on the own decoder's route, " +
+                                std::to_string(paint::kGpuBatchPerEngine) +
+                                " per engine on nvJPEG's (8 without engines)";
   return j;
 }
 

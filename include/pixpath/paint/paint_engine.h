@@ -176,9 +176,10 @@ struct PaintEngineConfig {
   // GPU decoding of jpeg / jpega (see "GPU decoding" above).
   DecoderChoice decoder = DecoderChoice::Cpu;
   // The most draws one GPU decode call takes (1..64; 1: one picture per call; 0: auto,
-  // kGpuBatchPerEngine x the GPU's hardware JPEG engines, or 8 without engines). A batch spreads
-  // over the engines, each picture on one; on the H200 (7 engines) 8 windows of 4K frames went
-  // from 210 draws/s one by one to 800-1200 batched (docs/performance.md, "GPU decode").
+  // auto_gpu_batch() below). A batch spreads over the hardware JPEG engines, each picture on one
+  // (on the own decoder's route, the share it hands to the engines); on the H200 (7 engines) 8
+  // windows of 4K frames went from ~480 draws/s one by one to ~1,200 batched (docs/performance.md,
+  // "Many windows").
   int gpu_max_batch = 0;
   // On the GPU route, a jpeg / jpega draw of fewer pixels than this is decoded on the CPU,
   // straight into the framebuffer when it can be (0: every such draw takes the GPU). Measured on
@@ -204,8 +205,20 @@ struct PaintEngineConfig {
   int video_threads = 0;
 };
 
-// gpu_max_batch = 0: this many pictures per hardware JPEG engine in one GPU decode call.
+// gpu_max_batch = 0: on nvJPEG's route, this many pictures per hardware JPEG engine in one GPU
+// decode call.
 inline constexpr int kGpuBatchPerEngine = 2;
+
+// The batch limit gpu_max_batch = 0 stands for. nvJPEG's route (every picture on the engines):
+// kGpuBatchPerEngine per engine. The own decoder's route (GpuDrawDecoder::reports_damage()),
+// which hands 3 of 4 pictures of a batch to the engines and decodes the rest on the SMs at the
+// same time: one per engine plus one, which measured best on the H200 (8 4K windows: batches of
+// 8 ~1,170-1,270 draws/s, of 14 ~890-1,090). No engines: 8.
+inline constexpr int auto_gpu_batch(int engines, bool own_decoder) {
+  if (engines <= 0) return 8;
+  const int n = own_decoder ? engines + 1 : kGpuBatchPerEngine * engines;
+  return n < 64 ? n : 64;
+}
 
 struct PaintEngineStats {
   int64_t submitted = 0, acked = 0;
