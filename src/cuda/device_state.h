@@ -118,7 +118,7 @@ class DeviceState {
   mutable Mutex batch_mu;  // the outcome counters below, and the batch states further down
   int hw_batch_failures_in_row PIXPATH_GUARDED_BY(batch_mu) = 0;
   int64_t hw_batch_failures PIXPATH_GUARDED_BY(batch_mu) = 0;
-  int64_t hw_batches PIXPATH_GUARDED_BY(batch_mu) = 0;
+  int64_t hw_batches PIXPATH_GUARDED_BY(batch_mu) = 0;  // batches started on the engines
   std::string hw_batch_error PIXPATH_GUARDED_BY(batch_mu);
   std::string hw_batch_last_failure PIXPATH_GUARDED_BY(batch_mu);
   // Records a batch's outcome. Defined in hardware_batch.cc.

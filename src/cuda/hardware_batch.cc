@@ -22,7 +22,6 @@ int batch_depth(int64_t mean_pixels) {
 }
 
 void DeviceState::batch_outcome(const Result<void>& r) {
-  ++hw_batches;
   if (r) {
     hw_batch_failures_in_row = 0;
     return;
@@ -144,6 +143,7 @@ Result<BatchState*> NvjpegEngine::batch_decode(const abi::DecodeRequest* request
     picked.clear();
     return &b;
   }
+  ++d_->hw_batches;  // a batch for the engines starts (a call with fewer than 2 pictures is none)
   const int n = static_cast<int>(picked.size());
   int64_t pixels = 0;
   for (size_t i : picked) pixels += int64_t(parsed[i].width) * parsed[i].height;
