@@ -77,7 +77,7 @@ Result<std::unique_ptr<PaintEngine>> PaintEngine::create(Backing& backing,
     raw->stats.gpu_max_batch = raw->config.gpu_max_batch;
   }
   raw->decide_video_gpu();
-  raw->start_video_lanes();  // after decide_video_gpu(): the lanes read video_gpu
+  raw->make_video_lanes();
   if (mode == GpuMode::Texture) {
     raw->watcher = std::thread([raw] { raw->watcher_loop(); });
     raw->gpu_thread = std::thread([raw] { raw->gpu_loop(); });

@@ -122,7 +122,7 @@ void PaintEngine::Impl::enqueue(ItemPtr item) {
   }
   if (need_worker) work_cv.notify_one();
   if (need_gpu) gpu_cv.notify_one();
-  if (video_lane >= 0) lanes[size_t(video_lane)]->cv.notify_one();
+  wake_video_lane(video_lane);
   wake_ui();
 }
 
@@ -358,7 +358,8 @@ void PaintEngine::Impl::shutdown() {
   if (gpu_thread.joinable()) gpu_thread.join();
   for (auto& t : workers) t.join();
   workers.clear();
-  // Each video lane finishes the task in hand (a decode is never interrupted) and stops.
+  // Each video lane finishes the task in hand (a decode is never interrupted) and stops. No
+  // lane starts once stopping is set (push_video_task), so `thread` is not written any more.
   for (auto& lane : lanes)
     if (lane->thread.joinable()) lane->thread.join();
   if (watcher.joinable()) {  // the watcher sees every fence before it stops

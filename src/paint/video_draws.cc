@@ -37,10 +37,21 @@ int PaintEngine::Impl::push_video_task(VideoTask task, bool assign) {
   it->second.tasks++;
   const int lane = it->second.lane;
   video_tasks[size_t(lane)].push_back(std::move(task));
+  VideoLane* l = lanes[size_t(lane)].get();
+  if (!l->started && !stopping) {
+    l->started = true;
+    stats.video_threads_running++;
+    l->thread = std::thread([this, l] { video_loop(*l); });  // it waits for mu, held here
+  }
   return lane;
 }
 
-void PaintEngine::Impl::start_video_lanes() {
+void PaintEngine::Impl::wake_video_lane(int lane) {
+  if (lane >= 0) lanes[size_t(lane)]->cv.notify_one();
+}
+
+// The lanes, without their threads (push_video_task starts each at its first task).
+void PaintEngine::Impl::make_video_lanes() {
   int n = config.video_threads;
   if (n == 0) n = std::clamp(int(std::thread::hardware_concurrency()), 1, 4);
   {
@@ -51,10 +62,6 @@ void PaintEngine::Impl::start_video_lanes() {
   for (int i = 0; i < n; ++i) {
     lanes.push_back(std::make_unique<VideoLane>());
     lanes.back()->index = i;
-  }
-  for (auto& lane : lanes) {
-    VideoLane* l = lane.get();
-    l->thread = std::thread([this, l] { video_loop(*l); });
   }
 }
 
@@ -125,7 +132,7 @@ void PaintEngine::Impl::video_draw_taken(Item& item) {
     if (a != video_ahead.end() && --a->second <= 0) video_ahead.erase(a);
     if (auto of = video_lane_of.find(item.wid); of != video_lane_of.end()) lane = of->second.lane;
   }
-  if (lane >= 0) lanes[size_t(lane)]->cv.notify_one();
+  wake_video_lane(lane);
 }
 
 void PaintEngine::Impl::run_video_task(VideoLane& lane, VideoTask& task) {
@@ -314,7 +321,7 @@ void PaintEngine::Impl::post_video_gpu_failed(int64_t wid, uint64_t stream) {
     t.stream = stream;
     lane = push_video_task(std::move(t), false);
   }
-  if (lane >= 0) lanes[size_t(lane)]->cv.notify_one();
+  wake_video_lane(lane);
 }
 
 }  // namespace pixpath::paint

@@ -276,6 +276,7 @@ TEST_P(VideoDraws, SeveralWindowsDecodeAtOnceEachInItsOrder) {
           << "window " << w + 1;
     const auto st = h.engine->stats();
     EXPECT_EQ(st.video_threads, 3);
+    EXPECT_EQ(st.video_threads_running, 3) << "6 windows on 3 lanes";
     EXPECT_EQ(st.video_streams, kWindows);
     EXPECT_EQ(st.video_frames, kWindows * kFrames);
     EXPECT_EQ(st.video_errors, 0) << st.last_video_error;
@@ -444,6 +445,7 @@ TEST(VideoDraws, VideoThreadsAreConfigurable) {
   ASSERT_TRUE(s.ok());
   Harness h(1);
   EXPECT_EQ(h.engine->stats().video_threads, 1);
+  EXPECT_EQ(h.engine->stats().video_threads_running, 0) << "no video draw yet: no video thread";
   int64_t seq = 0;
   for (int w = 1; w <= 3; ++w) h.engine->window_new(w, 64, 48);
   for (int i = 0; i < 6; ++i)
@@ -453,6 +455,7 @@ TEST(VideoDraws, VideoThreadsAreConfigurable) {
   h.expect_one_ack_each(1, seq);
   for (int64_t i = 1; i <= seq; ++i) EXPECT_GT(h.ack_for(i).decode_time_us, 0) << h.ack_for(i).message;
   for (int w = 1; w <= 3; ++w) EXPECT_GE(region_psnr(h.backing, w, 0, 0, as_bgrx(s->sources.back())), 30.0);
+  EXPECT_EQ(h.engine->stats().video_threads_running, 1);
 }
 
 // A video thread decodes a window's draws only a few ahead of the UI thread's painting: while

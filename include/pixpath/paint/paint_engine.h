@@ -253,7 +253,8 @@ struct PaintEngineStats {
   int64_t video_delayed = 0;        // no picture yet, `delayed` said so: acked as painted
   int64_t video_errors = 0;         // acked -1
   int64_t video_streams = 0;        // stream decoders created
-  int video_threads = 0;            // video threads running (config.video_threads resolved)
+  int video_threads = 0;            // video threads (config.video_threads resolved)
+  int video_threads_running = 0;    // of which started: a thread starts at its first video draw
   std::string last_video_error;
   // Video streams on the GPU (see "Video draws"): "nvdec" when streams are asked to decode on
   // the GPU, else "cpu"; and why.

@@ -123,7 +123,10 @@ struct VideoLane {
   ThreadRole role;
   std::map<int64_t, VideoWindow> windows PIXPATH_GUARDED_BY(role);
   std::condition_variable_any cv;  // waits on Impl::mu for video_tasks[index] or stopping
+  // Started at the lane's first task (push_video_task, under the engine mutex, never once
+  // stopping is set), so an engine without video draws runs no video thread; joined by shutdown.
   std::thread thread;
+  bool started = false;  // guarded by the engine mutex
   int index = 0;
 };
 
@@ -253,9 +256,11 @@ struct PaintEngine::Impl {
 
   // ---- video_draws.cc: video draws, decoded on the window's lane, painted on the UI thread
   // Under mu: queues a task on the window's lane (giving the window one if it has none and
-  // `assign`); returns the lane, or -1 when the window has none.
+  // `assign`, and starting the lane's thread at its first task); returns the lane, or -1 when
+  // the window has none. Wake the lane with wake_video_lane() once mu is let go.
   int push_video_task(internal::VideoTask task, bool assign) PIXPATH_REQUIRES(mu);
-  void start_video_lanes();
+  void wake_video_lane(int lane);  // -1: none
+  void make_video_lanes();
   void video_loop(internal::VideoLane& lane);
   // Under mu: the lane's next task: the first whose window is not kVideoAhead draws ahead
   // (a window's later tasks wait behind its first); tasks.end() when none.
