@@ -27,7 +27,7 @@
 
 #include "codecs/testing/video_streams.h"
 #include "pixpath/codecs/video_decoder.h"
-#include "pixpath/core/latency_summary.h"
+#include "bench_report.h"
 #include "pixpath/cuda/gpu_jpeg.h"
 #include "pixpath/gl/gl_backing.h"
 #include "pixpath/paint/paint_engine.h"
@@ -36,27 +36,13 @@ namespace {
 
 using namespace pixpath;
 using Clock = std::chrono::steady_clock;
+using bench::Pct;
+using bench::pct;
 
 double ms_since(Clock::time_point t) { return std::chrono::duration<double, std::milli>(Clock::now() - t).count(); }
 
-struct Pct {
-  double p50 = -1, p90 = -1;
-  size_t n = 0;
-};
-
-Pct pct(std::vector<double> v) {
-  Pct p;
-  p.n = v.size();
-  if (v.empty()) return p;
-  std::sort(v.begin(), v.end());
-  p.p50 = nearest_rank(std::span<const double>(v), 0.5);
-  p.p90 = nearest_rank(std::span<const double>(v), 0.9);
-  return p;
-}
-
-std::string json_out;
-
-void add_json(const std::string& item) { json_out += (json_out.empty() ? "" : ",") + item; }
+bench::JsonItems json_items;
+void add_json(const std::string& item) { json_items.add(item); }
 
 // One stream at w x h through the GPU route and the CPU route, frame by frame.
 void latency(const std::shared_ptr<const cuda::GpuJpegDecoder>& gpu, int w, int h, int frames) {
@@ -297,6 +283,6 @@ int main(int argc, char** argv) {
     engine(gpu, windows, seconds, true, video_threads);
     engine(gpu, windows, seconds, false, video_threads);
   }
-  std::printf("json: [%s]\n", json_out.c_str());
+  std::printf("json: [%s]\n", json_items.text().c_str());
   return 0;
 }

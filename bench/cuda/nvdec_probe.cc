@@ -84,12 +84,14 @@ extern "C" {
 #include <vector>
 
 #include "codecs/testing/video_streams.h"
-#include "pixpath/core/latency_summary.h"
+#include "bench_report.h"
 
 namespace {
 
 using namespace pixpath;
 using Clock = std::chrono::steady_clock;
+using bench::Pct;
+using bench::pct;
 
 // CUDA's scheduling flags (cuda.h; ffnvcodec's dynlink_cuda.h spells out only BLOCKING_SYNC).
 constexpr unsigned kSchedAuto = 0, kSchedSpin = 1, kSchedYield = 2, kSchedBlocking = 4;
@@ -98,23 +100,8 @@ double ms_between(Clock::time_point a, Clock::time_point b) {
   return std::chrono::duration<double, std::milli>(b - a).count();
 }
 
-struct Pct {
-  double p50 = -1, p90 = -1;
-  size_t n = 0;
-};
-
-Pct pct(std::vector<double> v) {
-  Pct p;
-  p.n = v.size();
-  if (v.empty()) return p;
-  std::sort(v.begin(), v.end());
-  p.p50 = nearest_rank(std::span<const double>(v), 0.5);
-  p.p90 = nearest_rank(std::span<const double>(v), 0.9);
-  return p;
-}
-
-std::string json_out;
-void add_json(const std::string& item) { json_out += (json_out.empty() ? "" : ",") + item; }
+bench::JsonItems json_items;
+void add_json(const std::string& item) { json_items.add(item); }
 
 std::string json_str(const std::string& v) {
   std::string o = "\"";
@@ -962,6 +949,6 @@ int main(int argc, char** argv) {
   std::printf("libavcodec %s\n", av_version_info());
   bool ok = true;
   for (const auto& [w, h] : o.sizes) ok = probe_size(d, o, w, h) && ok;
-  std::printf("json: [%s]\n", json_out.c_str());
+  std::printf("json: [%s]\n", json_items.text().c_str());
   return ok ? 0 : 1;
 }
