@@ -274,6 +274,35 @@ TEST(VideoDecoder, ProbesTheGpuWithAReason) {
   EXPECT_FALSE(bad.ok());
 }
 
+// NVDEC's own limits (pixpath info): on an NVIDIA machine the driver's figures (h264 4:2:0 at
+// least 1080p); elsewhere Unavailable with the reason; a coding NVDEC is never asked for is
+// Unsupported. The filter '*Gpu*' of gpu-check-run picks this up on the GPU machine.
+TEST(VideoDecoder, NvdecCapsGpuOrAReason) {
+  for (const char* coding : {"h264", "vp8", "vp9"}) {
+    auto caps = nvdec_caps(coding, 0);
+    if (caps.ok()) {
+      std::printf("  %s on NVDEC: %zu csc modes, up to %dx%d, %d engines\n", coding, caps->csc_modes.size(),
+                  caps->max_width, caps->max_height, caps->engines);
+      if (std::string(coding) == "h264") {
+        ASSERT_FALSE(caps->csc_modes.empty());
+        EXPECT_EQ(caps->csc_modes[0], "YUV420P");
+        EXPECT_GE(caps->max_width, 1920);
+        EXPECT_GE(caps->max_height, 1080);
+        EXPECT_GE(caps->engines, 1);
+      }
+    } else {
+      EXPECT_EQ(caps.error().code(), ErrorCode::Unavailable);
+      EXPECT_EQ(caps.error().subject(), coding);
+      EXPECT_EQ(caps.error().stage(), "nvdec caps");
+      EXPECT_FALSE(caps.error().reason().empty());
+      std::printf("  %s: no NVDEC limits here: %s\n", coding, caps.error().reason().c_str());
+    }
+  }
+  auto bad = nvdec_caps("png", 0);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_EQ(bad.error().code(), ErrorCode::Unsupported);
+}
+
 TEST(VideoDecoder, ListsWhatThisBuildDecodes) {
   const auto codings = video_codings();
   EXPECT_EQ(codings, (std::vector<std::string>{"h264", "vp8", "vp9"}));

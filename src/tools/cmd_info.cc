@@ -67,15 +67,28 @@ nlohmann::json build_info() {
   video["decoders"] = nlohmann::json::array();
   for (const auto& d : codecs::describe_video_codecs()) {
     const bool nvdec = std::find(d.hwaccels.begin(), d.hwaccels.end(), "nvdec") != d.hwaccels.end();
-    video["decoders"].push_back({{"coding", d.coding},
-                                 {"decoder", "cpu"},
-                                 {"libavcodec_decoder", d.decoder},
-                                 {"hwaccels", d.hwaccels},
-                                 {"nvdec", nvdec ? (probe.ok() ? "available" : "no CUDA device")
-                                                 : "not in this libavcodec"},
-                                 {"csc_modes", d.csc_modes},
-                                 {"max_width", d.max_width},
-                                 {"max_height", d.max_height}});
+    nlohmann::json entry = {{"coding", d.coding},
+                            {"decoder", "cpu"},
+                            {"libavcodec_decoder", d.decoder},
+                            {"hwaccels", d.hwaccels},
+                            {"nvdec", nvdec ? (probe.ok() ? "available" : "no CUDA device") : "not in this libavcodec"},
+                            {"csc_modes", d.csc_modes},
+                            {"max_width", d.max_width},
+                            {"max_height", d.max_height}};
+    // NVDEC's own limits on device 0 (a stream beyond them decodes on the CPU).
+    if (nvdec && probe.ok()) {
+      auto caps = codecs::nvdec_caps(d.coding, 0);
+      if (!caps.ok()) {
+        entry["nvdec_limits_error"] = caps.error().reason();
+      } else if (caps->csc_modes.empty()) {
+        entry["nvdec"] = "not on this GPU";
+      } else {
+        entry["nvdec_limits"] = {{"csc_modes", caps->csc_modes}, {"max_width", caps->max_width},
+                                 {"max_height", caps->max_height}, {"min_width", caps->min_width},
+                                 {"min_height", caps->min_height}, {"engines", caps->engines}};
+      }
+    }
+    video["decoders"].push_back(std::move(entry));
   }
   video["gpu"] = probe.ok() ? "NVDEC through libavcodec's CUDA hwaccel on CUDA device 0 (the GL "
                               "backing's GPU route; a stream NVDEC refuses decodes on the CPU)"
@@ -126,10 +139,18 @@ void print_human(const nlohmann::json& j) {
   }
   fmt::print("video ({}; GPU: {}):\n", j["video"]["library"].get<std::string>(),
              j["video"]["gpu"].get<std::string>());
-  for (const auto& d : j["video"]["decoders"])
+  for (const auto& d : j["video"]["decoders"]) {
+    std::string nvdec = d["nvdec"].get<std::string>();
+    if (d.contains("nvdec_limits")) {
+      const auto& l = d["nvdec_limits"];
+      nvdec += fmt::format(" (csc: {}, up to {}x{}, {} engines)", join(l["csc_modes"]), l["max_width"].get<int>(),
+                           l["max_height"].get<int>(), l["engines"].get<int>());
+    } else if (d.contains("nvdec_limits_error")) {
+      nvdec += " (limits unknown: " + d["nvdec_limits_error"].get<std::string>() + ")";
+    }
     fmt::print("  {:<7} decode  csc: {}  up to {}x{}  nvdec: {}\n", d["coding"].get<std::string>(),
-               join(d["csc_modes"]), d["max_width"].get<int>(), d["max_height"].get<int>(),
-               d["nvdec"].get<std::string>());
+               join(d["csc_modes"]), d["max_width"].get<int>(), d["max_height"].get<int>(), nvdec);
+  }
   fmt::print("libraries:");
   for (const auto& l : j["libraries"])
     fmt::print(" {} {};", l["name"].get<std::string>(), l["version"].get<std::string>());

@@ -153,6 +153,18 @@ struct VideoCodecDescription {
 };
 std::vector<VideoCodecDescription> describe_video_codecs();
 
+// NVDEC's own limits for `coding` on CUDA device `device`, as the driver reports them
+// (cuvidGetDecoderCaps through the driver's libnvcuvid, opened at run time): 8-bit streams.
+struct NvdecCaps {
+  std::vector<std::string> csc_modes;  // of YUV420P / YUV444P; empty: not on this GPU
+  int max_width = 0, max_height = 0;   // coded size, 4:2:0
+  int min_width = 0, min_height = 0;
+  int engines = 0;  // NVDEC engines that take it
+};
+// Unavailable with the reason where there is no driver, libnvcuvid or device, or the build had
+// no ffnvcodec headers; Unsupported for a coding that is not h264, vp8 or vp9.
+Result<NvdecCaps> nvdec_caps(std::string_view coding, int device);
+
 // Opens (and closes) libavcodec's CUDA device `device` as a GPU video decoder would: ok when
 // NVDEC decoding may be tried there, else the reason (no libcuda, no such device...).
 // `context` as VideoStreamParams::gpu_context.
