@@ -43,23 +43,12 @@
 //                    [--display-from-decode]
 // Exit 0 when every route ran; 1 when the driver, libnvcuvid or a CUDA device is missing or a
 // route failed (the reason is printed). The last line is JSON (prefix "json: ").
-#include <cstdarg>
 #include <cstdio>
 #include <string>
 
-namespace {
-std::string g_loader_log;  // what ffnvcodec's loader said (which library or symbol is missing)
-void ffnv_log(void* /*logctx*/, const char* fmt, ...) {
-  char line[512];
-  va_list args;
-  va_start(args, fmt);
-  std::vsnprintf(line, sizeof line, fmt, args);
-  va_end(args);
-  g_loader_log += line;
-}
-}  // namespace
-
-#define FFNV_LOG_FUNC(logctx, msg, ...) ffnv_log((logctx), (msg), __VA_ARGS__)
+// The loader's own log lines go nowhere: codecs::nvdec::driver() loaded the libraries and kept
+// its reasons.
+#define FFNV_LOG_FUNC(logctx, msg, ...)
 #define FFNV_DEBUG_LOG_FUNC(logctx, msg, ...)
 #include <ffnvcodec/dynlink_loader.h>
 
@@ -83,6 +72,7 @@ extern "C" {
 #include <span>
 #include <vector>
 
+#include "codecs/nvdec_driver.h"
 #include "codecs/testing/video_streams.h"
 #include "bench_report.h"
 
@@ -163,32 +153,23 @@ struct Driver {
       cu->cuCtxPopCurrent(&popped);
       cu->cuDevicePrimaryCtxRelease(device);
     }
-    cuvid_free_functions(&cv);
-    cuda_free_functions(&cu);
+    // cu and cv stay loaded: codecs::nvdec::driver() keeps them for the process.
   }
 };
 
 // Loads libcuda and libnvcuvid, initialises CUDA and makes device 0's primary context current.
 // Returns "" or why not.
 std::string open_driver(Driver& d, unsigned sched) {
-  g_loader_log.clear();
-  if (cuda_load_functions(&d.cu, nullptr) < 0 || !d.cu) {
-    std::string why = g_loader_log;
-    while (!why.empty() && why.back() == '\n') why.pop_back();
-    return "the NVIDIA CUDA driver library could not be loaded (" +
-           (why.empty() ? std::string("cuda_load_functions failed") : why) +
-           "): no NVIDIA driver on this machine, or not on the library path "
+  const codecs::nvdec::Driver& loaded = codecs::nvdec::driver();
+  if (!loaded.cu)
+    return loaded.error +
+           ": no NVIDIA driver on this machine, or not on the library path "
            "(LD_LIBRARY_PATH=/usr/local/nvidia/lib64 on the GPU machine)";
-  }
-  g_loader_log.clear();
-  if (cuvid_load_functions(&d.cv, nullptr) < 0 || !d.cv) {
-    std::string why = g_loader_log;
-    while (!why.empty() && why.back() == '\n') why.pop_back();
-    return "libnvcuvid (NVDEC) could not be loaded (" +
-           (why.empty() ? std::string("cuvid_load_functions failed") : why) +
-           "): the driver's video library is missing (container without the 'video' driver "
-           "capability?)";
-  }
+  if (!loaded.cv)
+    return loaded.error + ": the driver's video library is missing (container without the 'video' driver "
+                          "capability?)";
+  d.cu = loaded.cu;
+  d.cv = loaded.cv;
   if (CUresult r = d.cu->cuInit(0); r != CUDA_SUCCESS) return "cuInit: " + d.err(r) + " (no CUDA device?)";
   int count = 0;
   if (CUresult r = d.cu->cuDeviceGetCount(&count); r != CUDA_SUCCESS) return "cuDeviceGetCount: " + d.err(r);

@@ -13,8 +13,9 @@
 
 #include "pixpath/codecs/video_decoder.h"
 
-#if __has_include(<ffnvcodec/dynlink_loader.h>)
-#define PIXPATH_HAVE_FFNVCODEC 1
+#include "nvdec_driver.h"
+
+#ifdef PIXPATH_HAVE_FFNVCODEC
 namespace {
 std::string g_loader_log;  // what ffnvcodec's loader said (written inside driver()'s call_once only)
 void loader_log(void* /*logctx*/, const char* fmt, ...) {
@@ -34,16 +35,8 @@ void loader_log(void* /*logctx*/, const char* fmt, ...) {
 namespace pixpath::codecs {
 
 #ifdef PIXPATH_HAVE_FFNVCODEC
-namespace {
 
-struct Driver {
-  CudaFunctions* cu = nullptr;
-  CuvidFunctions* cv = nullptr;
-  std::string error;  // empty: loaded
-};
-
-// Loaded once per process and kept (the driver libraries stay mapped, as libavcodec's do).
-const Driver& driver() {
+const nvdec::Driver& nvdec::driver() {
   static Driver d;
   static std::once_flag once;
   std::call_once(once, [] {
@@ -70,6 +63,10 @@ const Driver& driver() {
   return d;
 }
 
+namespace {
+
+using nvdec::Driver;
+
 std::string cuda_error(const Driver& d, CUresult r) {
   const char* s = nullptr;
   if (d.cu->cuGetErrorString) d.cu->cuGetErrorString(r, &s);
@@ -92,7 +89,7 @@ Result<NvdecCaps> nvdec_caps(std::string_view coding, int device) {
   if (!codec_of(coding, codec))
     return Error(ErrorCode::Unsupported, subject, "nvdec caps",
                  "'" + subject + "' is not a video coding NVDEC is asked for");
-  const Driver& d = driver();
+  const Driver& d = nvdec::driver();
   if (!d.error.empty()) return Error(ErrorCode::Unavailable, subject, "nvdec caps", d.error);
   auto fail = [&](const char* call, CUresult r) {
     return Error(ErrorCode::Unavailable, subject, "nvdec caps", std::string(call) + ": " + cuda_error(d, r));
