@@ -272,6 +272,38 @@ void hand_share_to_engines(std::vector<abi::DecodeRequest>& requests,
   }
 }
 
+// A batch call's pictures for the module: a refused one gets its error at its place in `out`;
+// the rest a request each (`index`: their places) with their own-route state (alive for the
+// module call), and the hardware share handed to the engines.
+struct ModuleBatch {
+  std::vector<abi::DecodeRequest> requests;
+  std::vector<size_t> index;
+  std::vector<std::unique_ptr<OwnRoute>> owns;
+};
+
+template <class Job, class Out>
+ModuleBatch module_batch(std::span<const Job> jobs, std::vector<Out>& out, int engines) {
+  ModuleBatch b;
+  b.requests.reserve(jobs.size());
+  for (size_t i = 0; i < jobs.size(); ++i) {
+    if (auto e = refusal(jobs[i].data, jobs[i].params, engines)) {
+      out[i] = *e;
+      continue;
+    }
+    abi::DecodeRequest r = request(jobs[i].data, jobs[i].params);
+    auto own = own_route(jobs[i].data, jobs[i].params, r);
+    if (!own.ok()) {
+      out[i] = own.error();
+      continue;
+    }
+    b.requests.push_back(r);
+    b.owns.push_back(std::move(own).value());
+    b.index.push_back(i);
+  }
+  hand_share_to_engines(b.requests, b.owns, engines);
+  return b;
+}
+
 abi::TextureTarget texture_target(const GlTextureRegion& t) {
   return abi::TextureTarget{t.texture, t.texture_width, t.texture_height, t.x, t.y};
 }
@@ -468,30 +500,10 @@ class LoadedGpuJpegDecoder final : public GpuJpegDecoder {
 
   std::vector<Result<Picture>> decode_batch_to_device(std::span<const GpuDecodeJob> jobs) const override {
     // Refused pictures get their error in place; the rest go to the module as one batch.
-    const int engines = engine_->hardware_engines();
     std::vector<Result<Picture>> out(jobs.size(), Result<Picture>(Error(ErrorCode::Internal, "jpeg", "gpu batch",
                                                                         "the GPU module returned no result")));
-    std::vector<abi::DecodeRequest> requests;
-    std::vector<size_t> index;
-    std::vector<std::unique_ptr<OwnRoute>> owns;
-    requests.reserve(jobs.size());
-    for (size_t i = 0; i < jobs.size(); ++i) {
-      if (auto e = refusal(jobs[i].data, jobs[i].params, engines)) {
-        out[i] = *e;
-        continue;
-      }
-      abi::DecodeRequest r = request(jobs[i].data, jobs[i].params);
-      auto own = own_route(jobs[i].data, jobs[i].params, r);
-      if (!own.ok()) {
-        out[i] = own.error();
-        continue;
-      }
-      requests.push_back(r);
-      owns.push_back(std::move(own).value());
-      index.push_back(i);
-    }
+    auto [requests, index, owns] = module_batch(jobs, out, engine_->hardware_engines());
     if (requests.empty()) return out;
-    hand_share_to_engines(requests, owns, engines);
     auto images = engine_->decode_batch_to_device(requests.data(), requests.size());
     for (size_t k = 0; k < images.size() && k < index.size(); ++k) {
       if (images[k].ok()) {
@@ -508,30 +520,12 @@ class LoadedGpuJpegDecoder final : public GpuJpegDecoder {
 
   std::vector<Result<void>> decode_batch_to_textures(std::span<const GpuTextureJob> jobs) const override {
     std::vector<Result<void>> out(jobs.size(), Result<void>(ok()));
-    const int engines = engine_->hardware_engines();
-    std::vector<abi::DecodeRequest> requests;
-    std::vector<abi::TextureTarget> targets;
-    std::vector<size_t> index;
-    std::vector<std::unique_ptr<OwnRoute>> owns;  // alive for the call; no warnings channel here
-    requests.reserve(jobs.size());
-    targets.reserve(jobs.size());
-    for (size_t i = 0; i < jobs.size(); ++i) {
-      if (auto e = refusal(jobs[i].data, jobs[i].params, engines)) {
-        out[i] = *e;
-        continue;
-      }
-      abi::DecodeRequest r = request(jobs[i].data, jobs[i].params);
-      auto own = own_route(jobs[i].data, jobs[i].params, r);
-      if (!own.ok()) {
-        out[i] = own.error();
-        continue;
-      }
-      owns.push_back(std::move(own).value());
-      requests.push_back(r);
-      targets.push_back(texture_target(jobs[i].target));
-      index.push_back(i);
-    }
+    // The own-route states live through the module call; this call has no warnings channel.
+    auto [requests, index, owns] = module_batch(jobs, out, engine_->hardware_engines());
     if (requests.empty()) return out;
+    std::vector<abi::TextureTarget> targets;
+    targets.reserve(index.size());
+    for (size_t i : index) targets.push_back(texture_target(jobs[i].target));
     auto results = engine_->decode_batch_to_textures(requests.data(), targets.data(), requests.size());
     for (size_t k = 0; k < results.size() && k < index.size(); ++k) out[index[k]] = std::move(results[k]);
     return out;
