@@ -54,6 +54,68 @@ void build_lookup(const HuffmanSpec& spec, HuffmanLookup* t) {
   }
 }
 
+// Step 3a (jpeg_entropy_kernels.h, transfer maps) as the GPU runs it, one entry at a time:
+// passes until one adds no extra entry, then the composition from each segment's first
+// subsequence, which sets start, end and slots where the composed entry is known. Fills the
+// transfer fields of *st.
+void transfer_starts(const ScanTables& t, const uint8_t* bytes, const ParallelDecodePlan& plan,
+                     const std::vector<VariantRecord>& variants, uint32_t nvar,
+                     std::vector<DecodeState>& start, std::vector<DecodeState>& end,
+                     std::vector<uint32_t>& slots, ParallelDecodeStats* st) {
+  const size_t n = plan.sub_begin.size();
+  const uint32_t nx = transfer_extra_entries(nvar);
+  std::vector<uint64_t> extras((n + 1) * nx, kNoState);  // of each subsequence, and past the last
+  std::vector<uint8_t> map(n * kTransferStride, kTransferUnknown);
+  std::vector<uint32_t> map_slots(n * kTransferStride, 0);
+  const auto first_of_segment = [&](size_t j) { return plan.seg_first_sub[plan.sub_seg[j]] == j; };
+  const auto cas = [](uint64_t* w, uint64_t expected, uint64_t desired) {
+    const uint64_t old = *w;
+    if (old == expected) *w = desired;
+    return old;
+  };
+  bool added = false;
+  const auto run = [&](size_t j, uint32_t e, uint32_t pass) {
+    const DecodeState entry =
+        transfer_entry_state(&variants[(j - 1) * nvar], &extras[j * nx], nvar, e);
+    transfer_entry(t, bytes, entry, plan.sub_begin[j], plan.sub_end[j],
+                   plan.seg_end_bit[plan.sub_seg[j]], &variants[j * nvar], nvar,
+                   &extras[(j + 1) * nx], pass, cas, &map[j * kTransferStride + e],
+                   &map_slots[j * kTransferStride + e], &added);
+  };
+  for (size_t j = 0; j < n; ++j) {  // pass 0: the variant ends of the predecessor
+    if (first_of_segment(j)) continue;
+    for (uint32_t e = 0; e < nvar; ++e) run(j, e, 0);
+  }
+  int passes = 1;
+  for (uint32_t pass = 1; added && pass < uint32_t(kMaxTransferPasses); ++pass, ++passes) {
+    added = false;  // the extras the pass before added
+    for (size_t j = 0; j < n; ++j) {
+      if (first_of_segment(j)) continue;
+      for (uint32_t x = 0; x < nx; ++x) {
+        const uint64_t w = extras[j * nx + x];
+        if (w != kNoState && extra_pass(w) == pass - 1) run(j, nvar + x, pass);
+      }
+    }
+  }
+  size_t resolved = 0;
+  uint8_t idx = 0;  // the entry of subsequence j + 1 that j's end is
+  for (size_t j = 0; j < n; ++j) {
+    if (first_of_segment(j)) {
+      idx = 0;  // a known start: its end is variant 0's
+      continue;
+    }
+    const uint8_t a = idx;
+    idx = a == kTransferUnknown ? kTransferUnknown : map[j * kTransferStride + a];
+    if (idx == kTransferUnknown) continue;
+    start[j] = transfer_entry_state(&variants[(j - 1) * nvar], &extras[j * nx], nvar, a);
+    slots[j] = map_slots[j * kTransferStride + a];
+    end[j] = transfer_entry_state(&variants[j * nvar], &extras[(j + 1) * nx], nvar, idx);
+    ++resolved;
+  }
+  st->transfer_passes = passes;
+  st->transfer_resolved = resolved;
+}
+
 }  // namespace
 
 void EntropyDamageSummary::add(uint32_t segment, uint32_t damage) {
@@ -273,6 +335,9 @@ Result<CoefficientImage> decode_coefficients_parallel(std::span<const uint8_t> d
   ParallelDecodeStats st;
   st.segments = nseg;
   st.subsequences = nsub;
+  if (options.transfer_maps && nvar > 0) {
+    transfer_starts(*tables, bytes, plan, variants, nvar, start, end, slots, &st);
+  }
   std::vector<DecodeState> prev_end(nsub);
   bool converged = false;
   for (int round = 0; round <= kMaxSyncRounds; ++round) {

@@ -162,7 +162,7 @@ std::string compare_rgba_with_turbojpeg(const std::vector<uint8_t>& file, const 
 // Decodes `file` both ways (coefficients against jpeg_read_coefficients, IDCT against
 // jpeg_read_raw_data, RGBA against tjDecompress2); the first difference, "" when equal.
 std::string compare_with_libjpeg(const std::vector<uint8_t>& file, uint32_t subsequence_bits,
-                                 ParallelDecodeStats* stats = nullptr) {
+                                 ParallelDecodeStats* stats = nullptr, bool transfer_maps = true) {
   LibjpegCoefficients ref;
   std::string err;
   if (!libjpeg_read_coefficients(file, &ref, &err)) return "libjpeg: " + err;
@@ -170,6 +170,7 @@ std::string compare_with_libjpeg(const std::vector<uint8_t>& file, uint32_t subs
   if (!parsed.ok()) return "parse: " + parsed.error().message();
   ParallelDecodeOptions opt;
   opt.subsequence_bits = subsequence_bits;
+  opt.transfer_maps = transfer_maps;
   auto img = decode_coefficients_parallel(file, *parsed, opt, stats);
   if (!img.ok()) return "decode: " + img.error().message();
   if (!img->warnings.empty()) return "intact data reported as damaged: " + img->warnings[0].message();
@@ -315,17 +316,20 @@ TEST(JpegParallelDecode, SixteenBitQuantTables) {
 }
 
 // The method really runs: with small subsequences, speculative starts are wrong and the
-// synchronisation rounds fix them; restart intervals become segments with known starts.
+// synchronisation rounds fix them (here without step 3a, whose transfer maps would find most
+// of them first: JpegParallelDecode.TransferMapsFindTheStarts); restart intervals become
+// segments with known starts.
 TEST(JpegParallelDecode, SynchronisationIsExercised) {
   const auto px = screen_pixels(256, 128, 3, 11);
   const auto file = encode(px, 256, 128, options_for(k420, 75, 0));
   ParallelDecodeStats st;
-  ASSERT_EQ(compare_with_libjpeg(file, 48, &st), "");
+  ASSERT_EQ(compare_with_libjpeg(file, 48, &st, /*transfer_maps=*/false), "");
   EXPECT_EQ(st.segments, 1u);
   EXPECT_GT(st.subsequences, 100u);
   EXPECT_GT(st.wrong_speculative_starts, st.subsequences / 4);
   EXPECT_GE(st.sync_rounds, 1);
   EXPECT_GE(st.sync_decodes, st.wrong_speculative_starts);
+  EXPECT_EQ(st.transfer_passes, 0);
 
   const auto rst = encode(px, 256, 128, options_for(k420, 75, 4));
   auto parsed = parse_baseline_jpeg(rst);
@@ -342,6 +346,29 @@ TEST(JpegParallelDecode, SynchronisationIsExercised) {
   EXPECT_EQ(st2.subsequences, 32u);
   EXPECT_EQ(st2.wrong_speculative_starts, 0u);
   EXPECT_EQ(st2.sync_rounds, 0);
+}
+
+// Step 3a: the transfer maps find the start states that the rounds would otherwise carry one
+// subsequence a round; the result stays libjpeg's, and the rounds after it have less or
+// nothing left to do.
+TEST(JpegParallelDecode, TransferMapsFindTheStarts) {
+  struct Case { int w, h; Sampling sampling; int quality; uint32_t bits; };
+  for (const Case& c : {Case{1024, 512, k420, 50, 1024}, Case{1024, 512, k444, 90, 1024},
+                        Case{512, 256, k420, 75, 256}, Case{1024, 512, kGray, 60, 512}}) {
+    const auto file = encode(screen_pixels(c.w, c.h, c.sampling.components, 7), c.w, c.h,
+                             options_for(c.sampling, c.quality, 0));
+    ParallelDecodeStats with, without;
+    ASSERT_EQ(compare_with_libjpeg(file, c.bits, &with), "") << c.w << "x" << c.h << " q" << c.quality;
+    ASSERT_EQ(compare_with_libjpeg(file, c.bits, &without, false), "");
+    std::printf("%dx%d q%d, %u-bit subsequences: %zu subsequences, transfer maps %d passes, %zu "
+                "starts found; rounds %d after them, %d without\n", c.w, c.h, c.quality, c.bits,
+                with.subsequences, with.transfer_passes, with.transfer_resolved, with.sync_rounds,
+                without.sync_rounds);
+    EXPECT_GE(with.transfer_passes, 1);
+    EXPECT_GT(with.transfer_resolved, with.subsequences / 2);
+    EXPECT_GE(without.sync_rounds, 2);
+    EXPECT_LT(with.sync_rounds, without.sync_rounds);
+  }
 }
 
 // Step 1's arrays (what the GPU decoder uploads): every segment covered by its subsequences
@@ -680,7 +707,9 @@ TEST(JpegParallelDamage, UnconvergedSynchronisationIsNotDamage) {
   auto j = parse_baseline_jpeg(file);
   ASSERT_TRUE(j.ok()) << j.error().message();
   ParallelDecodeStats st;
-  auto img = decode_coefficients_parallel(file, *j, ParallelDecodeOptions{8}, &st);
+  ParallelDecodeOptions opt{8};
+  opt.transfer_maps = false;  // step 3a finds these starts (below): the rounds alone here
+  auto img = decode_coefficients_parallel(file, *j, opt, &st);
   ASSERT_TRUE(img.ok()) << img.error().message();
   EXPECT_TRUE(st.serial_sweep) << st.sync_rounds << " rounds";
   EXPECT_TRUE(img->warnings.empty()) << joined(img->warnings);
@@ -688,6 +717,12 @@ TEST(JpegParallelDamage, UnconvergedSynchronisationIsNotDamage) {
   std::string err;
   ASSERT_TRUE(libjpeg_read_coefficients(file, &ref, &err)) << err;
   EXPECT_EQ(img->coefficients, ref.planes[0]);
+  ParallelDecodeStats st_maps;
+  auto with_maps = decode_coefficients_parallel(file, *j, ParallelDecodeOptions{8}, &st_maps);
+  ASSERT_TRUE(with_maps.ok()) << with_maps.error().message();
+  EXPECT_TRUE(with_maps->warnings.empty()) << joined(with_maps->warnings);
+  EXPECT_EQ(with_maps->coefficients, ref.planes[0]);
+  EXPECT_GT(st_maps.transfer_resolved, 0u);
 }
 
 // Random damage in encoded pictures (bytes changed, bits flipped, cut short), with and without

@@ -21,6 +21,7 @@
 //     by the fuzzer) would take as many rounds as subsequences: after kMaxSyncRounds rounds,
 //     sync_segment_serially walks each segment once in order instead (one thread per segment
 //     on the GPU, as slow as a serial decoder, but bounded).
+//     Before the rounds, step 3a (transfer maps, below) finds most start states at once.
 //  4. An exclusive prefix sum of the slot counts gives each subsequence its first coefficient
 //     slot within its segment (slot = 64 * block + zigzag index, blocks in MCU order).
 //  5. write_subsequence decodes once more from the synchronised state and writes each
@@ -303,6 +304,45 @@ PIXPATH_HD VariantRecord decode_variant(const ScanTables& t, const uint8_t* byte
   return v;
 }
 
+// A decode of subsequence [begin, end_bit) from `entry` that stops where it meets one of the
+// subsequence's variants (variant_count of them; see above): its end state and slot count,
+// and which variant it met (-1: none; it decoded to the end).
+struct TransferResult {
+  DecodeState end;
+  uint32_t slots = 0;
+  int met = -1;
+};
+
+PIXPATH_HD TransferResult transfer_subsequence(const ScanTables& t, const uint8_t* bytes,
+                                               DecodeState entry, uint32_t begin,
+                                               uint32_t end_bit, uint32_t segment_end_bit,
+                                               const VariantRecord* variants,
+                                               uint32_t variant_count) {
+  TransferResult r;
+  DecodeState s = entry;
+  uint32_t slots = 0;
+  int k = 0;
+  int zpos;
+  int32_t value;
+  while (s.bit < end_bit) {
+    while (k < kVariantCheckpoints && s.bit >= variant_checkpoint(begin, end_bit, k)) {
+      for (uint32_t v = 0; v < variant_count; ++v) {
+        if (same_state(s, variants[v].at[k])) {
+          r.end = variants[v].end;
+          r.slots = slots + (variants[v].slots - variants[v].slots_at[k]);
+          r.met = static_cast<int>(v);
+          return r;
+        }
+      }
+      ++k;
+    }
+    slots += static_cast<uint32_t>(decode_step(t, bytes, segment_end_bit, s, &zpos, &value));
+  }
+  r.end = s;
+  r.slots = slots;
+  return r;
+}
+
 // sync_subsequence with the variants of this subsequence (variant_count of them): the same
 // *start and result (end, slots; result->invalid is not counted here).
 PIXPATH_HD bool sync_subsequence_variants(const ScanTables& t, const uint8_t* bytes,
@@ -312,29 +352,111 @@ PIXPATH_HD bool sync_subsequence_variants(const ScanTables& t, const uint8_t* by
                                           DecodeState* start, SubsequenceResult* result) {
   if (same_state(*start, predecessor_end)) return false;
   *start = predecessor_end;
-  DecodeState s = predecessor_end;
-  uint32_t slots = 0;
-  int k = 0;
-  int zpos;
-  int32_t value;
-  while (s.bit < end_bit) {
-    while (k < kVariantCheckpoints && s.bit >= variant_checkpoint(begin, end_bit, k)) {
-      for (uint32_t v = 0; v < variant_count; ++v) {
-        if (same_state(s, variants[v].at[k])) {
-          result->end = variants[v].end;
-          result->slots = slots + (variants[v].slots - variants[v].slots_at[k]);
-          result->invalid = 0;
-          return true;
-        }
-      }
-      ++k;
-    }
-    slots += static_cast<uint32_t>(decode_step(t, bytes, segment_end_bit, s, &zpos, &value));
-  }
-  result->end = s;
-  result->slots = slots;
+  const TransferResult r = transfer_subsequence(t, bytes, predecessor_end, begin, end_bit,
+                                                segment_end_bit, variants, variant_count);
+  result->end = r.end;
+  result->slots = r.slots;
   result->invalid = 0;
   return true;
+}
+
+// Step 3a, transfer maps (before the rounds; an acceleration, the rounds still check every
+// start state afterwards). The rounds carry a correction one subsequence a round, and screen
+// content's long flat stretches make chains of 15-30 wrong subsequences (measured on 4K screen
+// JPEGs at 1024 bits). Instead, each subsequence j gets a small set of candidate entry states
+// (its "entries"): entry v < V (V = variant_count) is the end state of variant v of
+// subsequence j - 1; entries V.. are extra states (below). transfer_subsequence from each entry
+// gives either a variant w of j (its end: entry w of j + 1) or, where it meets none, a new
+// end state, which becomes an extra entry of j + 1 (deduplicated; at most
+// transfer_extra_entries(V), beyond that the result is unknown). The extras are decoded in
+// further passes until a pass adds none. So each subsequence has a map from its entries to
+// the entries of its successor (kTransferUnknown where not known); the true entry of each
+// subsequence follows from composing the maps from its segment's first subsequence (whose
+// start is known: its end is entry 0 of the next) -- a prefix over function composition, in
+// parallel on the GPU. Where the composed index is known the subsequence takes that start,
+// end and slot count; elsewhere it keeps the speculative ones and the rounds go on as before.
+// Why it works: the true decode almost always meets a variant within its subsequence, and
+// where it does not, its end is among the extras (4K screen JPEGs: every start right with
+// 2-11 passes, against 15-23 rounds).
+inline constexpr int kTransferStride = 32;     // bytes of one subsequence's map
+inline constexpr uint8_t kTransferUnknown = 0xFF;
+PIXPATH_HD uint32_t transfer_extra_entries(uint32_t variant_count) { return 2 * variant_count + 2; }
+inline constexpr int kMaxTransferPasses = 32;
+
+// An extra entry in one word: the DecodeState in bits 0-47, the pass that added it in bits
+// 48-63 (kNoState: an empty entry).
+inline constexpr uint64_t kNoState = ~uint64_t{0};
+PIXPATH_HD uint64_t pack_state(const DecodeState& s) {
+  return uint64_t{s.bit} | (uint64_t{s.block} << 32) | (uint64_t{s.z} << 40);
+}
+PIXPATH_HD uint32_t extra_pass(uint64_t w) { return static_cast<uint32_t>(w >> 48); }
+PIXPATH_HD DecodeState unpack_state(uint64_t w) {
+  DecodeState s;
+  s.bit = static_cast<uint32_t>(w);
+  s.block = static_cast<uint8_t>(w >> 32);
+  s.z = static_cast<uint8_t>(w >> 40);
+  return s;
+}
+
+// Entry `e` of subsequence j: the end of variant e of j - 1 (`pred_variants`), or extra
+// entry e - variant_count of j (`extras`, transfer_extra_entries words).
+PIXPATH_HD DecodeState transfer_entry_state(const VariantRecord* pred_variants, const uint64_t* extras,
+                                            uint32_t variant_count, uint32_t e) {
+  return e < variant_count ? pred_variants[e].end : unpack_state(extras[e - variant_count]);
+}
+
+// One entry of subsequence j in pass `pass`: decodes j from `entry` (transfer_subsequence with
+// j's `variants`) and sets *map_out (the entry of j + 1 it leads to) and *slots_out. An end
+// that meets no variant becomes an extra entry of j + 1 (`next_extras`): an equal one is
+// reused, else the first empty word is claimed with cas(word*, expected, desired) -> the old
+// value (atomicCAS on the GPU), and *added set; none left: kTransferUnknown.
+// (The first entries of j + 1 are the ends of j's own `variants`, checked before the extras.)
+template <class Cas>
+PIXPATH_HD void transfer_entry(const ScanTables& t, const uint8_t* bytes, DecodeState entry,
+                               uint32_t begin, uint32_t end_bit, uint32_t segment_end_bit,
+                               const VariantRecord* variants, uint32_t variant_count,
+                               uint64_t* next_extras, uint32_t pass, Cas cas, uint8_t* map_out,
+                               uint32_t* slots_out, bool* added) {
+  const TransferResult r = transfer_subsequence(t, bytes, entry, begin, end_bit, segment_end_bit,
+                                                variants, variant_count);
+  *slots_out = r.slots;
+  if (r.met >= 0) {
+    *map_out = static_cast<uint8_t>(r.met);
+    return;
+  }
+  for (uint32_t v = 0; v < variant_count; ++v) {
+    if (same_state(variants[v].end, r.end)) {
+      *map_out = static_cast<uint8_t>(v);
+      return;
+    }
+  }
+  const uint64_t want = pack_state(r.end) | (uint64_t{pass} << 48);
+  const uint32_t extras = transfer_extra_entries(variant_count);
+  for (uint32_t x = 0; x < extras; ++x) {
+    uint64_t w = next_extras[x];
+    if (w == kNoState) {
+      w = cas(&next_extras[x], kNoState, want);
+      if (w == kNoState) {
+        *added = true;
+        *map_out = static_cast<uint8_t>(variant_count + x);
+        return;
+      }
+    }
+    if (same_state(unpack_state(w), r.end)) {
+      *map_out = static_cast<uint8_t>(variant_count + x);
+      return;
+    }
+  }
+  *map_out = kTransferUnknown;
+}
+
+// `then` after `first` (maps of `entries` entries): out[v] = then[first[v]], unknown stays
+// unknown. `out` may be `first`.
+PIXPATH_HD void compose_transfer(const uint8_t* first, const uint8_t* then, uint8_t* out,
+                                 uint32_t entries) {
+  for (uint32_t v = 0; v < entries; ++v) {
+    out[v] = first[v] == kTransferUnknown ? kTransferUnknown : then[first[v]];
+  }
 }
 
 // Step 3's bounded fallback for one segment (subsequences [first, first + count)): in order,

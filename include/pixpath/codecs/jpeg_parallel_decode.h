@@ -31,6 +31,7 @@ namespace pixpath::codecs::jpeg {
 struct ParallelDecodeOptions {
   uint32_t subsequence_bits = 1024;  // bits per subsequence (>= 8)
   uint64_t max_coefficient_bytes = uint64_t{1} << 30;
+  bool transfer_maps = true;  // step 3a before the rounds (jpeg_entropy_kernels.h)
 };
 
 // What the run did (for tests and the benchmark's breakdown); filled once the subsequences
@@ -42,6 +43,8 @@ struct ParallelDecodeStats {
   bool serial_sweep = false;         // kMaxSyncRounds were not enough: one serial walk
   size_t sync_decodes = 0;           // subsequence decodes done by those rounds
   size_t wrong_speculative_starts = 0;  // subsequences whose guessed start state was wrong
+  int transfer_passes = 0;           // step 3a's passes (0: not run)
+  size_t transfer_resolved = 0;      // subsequences whose start step 3a found
 };
 
 // Quantised coefficients, one plane per component: a raster of blocks_w x blocks_h blocks
