@@ -5,7 +5,8 @@
 // into CUDA memory) and the CPU path (tjDecompress2) on the same file in the same run. For the
 // GPU machine (scripts/gpu-check-run, OWN=1):
 //   own_jpeg_benchmark [--rounds N] [--subsequence-bits B[,B...]] [--sync coop|chain|both]
-//                      [--variants on|off|both] [--arithmetic simd|c] [--no-cpu] FILE.jpg...
+//                      [--variants on|off|both] [--transfer on|off|both] [--arithmetic simd|c]
+//                      [--no-cpu] FILE.jpg...
 #include <cuda_runtime.h>
 #include <nvjpeg.h>
 #include <turbojpeg.h>
@@ -51,6 +52,8 @@ void usage() {
       "  --sync coop|chain|both    synchronisation rounds in one cooperative kernel (default),\n"
       "                            as a chain of round kernels, or both side by side\n"
       "  --variants on|off|both    step 2 once per block index of the MCU (default on), or not\n"
+      "  --transfer on|off|both    step 3a, the transfer maps before the rounds (default on;\n"
+      "                            needs the variants and the cooperative launch), or not\n"
       "  --arithmetic simd|c       IDCT arithmetic: libjpeg-turbo's SIMD (default) or C code\n"
       "  --no-cpu                  skip tjDecompress2\n"
       "  --help                    this text\n");
@@ -61,8 +64,10 @@ struct Setting {
   uint32_t bits = 1024;
   bool coop = true;
   bool variants = true;
+  bool transfer = true;
   std::string name() const {
-    return std::to_string(bits) + (coop ? "" : " chain") + (variants ? "" : " novar");
+    return std::to_string(bits) + (coop ? "" : " chain") + (variants ? "" : " novar") +
+           (transfer ? "" : " nomaps");
   }
 };
 
@@ -70,7 +75,7 @@ struct Setting {
 struct Column {
   std::string error;
   double parse = 0, phase[kPhaseCount] = {}, rgba = 0, overhead = 0, gpu_span = 0, total = 0;
-  int rounds_p50 = 0, rounds_max = 0, serial = 0, coop = 0;
+  int rounds_p50 = 0, rounds_max = 0, serial = 0, coop = 0, passes_max = 0;
   size_t subsequences = 0, upload_bytes = 0;
 };
 
@@ -83,6 +88,7 @@ Column run_own(const std::vector<uint8_t>& data, const Setting& s, int rounds,
   opt.subsequence_bits = s.bits;
   opt.cooperative_sync = s.coop;
   opt.phase_variants = s.variants;
+  opt.transfer_maps = s.transfer;
   opt.arithmetic = arithmetic;
   std::vector<double> total, parse, conv, overhead, span;
   std::vector<std::vector<float>> phases(kPhaseCount);
@@ -122,6 +128,7 @@ Column run_own(const std::vector<uint8_t>& data, const Setting& s, int rounds,
     for (int ph = 0; ph < kPhaseCount; ++ph) phases[size_t(ph)].push_back(rep.phase_ms[ph]);
     sync_rounds.push_back(rep.sync_rounds);
     col.serial += rep.serial_sweep;
+    col.passes_max = std::max(col.passes_max, rep.transfer_passes);
     col.coop = rep.cooperative;
     col.subsequences = rep.subsequences;
     col.upload_bytes = rep.upload_bytes;
@@ -198,13 +205,14 @@ void print_legend(int rounds, const std::vector<Setting>& settings) {
       "own_jpeg_benchmark: pixpath's own GPU JPEG decoder, one picture at a time, host bytes ->\n"
       "RGBA in CUDA memory. p50 of %d rounds per column; columns = subsequence bits (\"chain\":\n"
       "sync rounds as a chain of kernels instead of one cooperative kernel; \"novar\": step 2\n"
-      "without the block-phase variants). Steps, in order:\n"
+      "without the block-phase variants; \"nomaps\": without step 3a). Steps, in order:\n"
       "  parse        host: markers and tables (parse_baseline_jpeg)\n"
       "  host prep    host: unstuffing, subsequence arrays, Huffman lookups, packing the upload\n"
       "  upload       GPU: the one host-to-device copy (pinned)\n"
       "  speculative  GPU: every subsequence decoded from a guessed start (step 2; with\n"
       "               variants: once per block index of the MCU, with checkpoints)\n"
-      "  sync         GPU: synchronisation rounds until no start changes (step 3; no host wait)\n"
+      "  sync         GPU: step 3a's transfer maps (passes, composition), then the\n"
+      "               synchronisation rounds until no start changes (step 3; no host wait)\n"
       "  offsets      GPU: exclusive scan of the slot counts, checks (step 4)\n"
       "  write        GPU: zeroing + decode again writing coefficients (step 5)\n"
       "  dc           GPU: DC prediction, segmented scan (step 6)\n"
@@ -215,7 +223,8 @@ void print_legend(int rounds, const std::vector<Setting>& settings) {
       "  CUDA end     wall time, parse start -> RGBA finished on the stream (the issue's\n"
       "               \"CUDA end\"). GL hand-over not measured here: the GL end is about 0.31 ms\n"
       "               later (docs/gpu-path.md; cuda_gpu_jpeg_benchmark --sync-probe).\n"
-      "  sync rounds  p50 / max rounds that changed a start state; \"+serial\" = cap hit, serial walk\n",
+      "  sync rounds  p50 / max rounds that changed a start state; \"+serial\" = cap hit, serial walk\n"
+      "  map passes   most passes of step 3a (0: it did not run)\n",
       rounds);
   std::printf("settings:");
   for (const Setting& s : settings) std::printf(" [%s]", s.name().c_str());
@@ -227,7 +236,7 @@ void print_legend(int rounds, const std::vector<Setting>& settings) {
 int main(int argc, char** argv) {
   int rounds = 30;
   bool cpu = true;
-  std::string sync_kind = "coop", variant_kind = "on";
+  std::string sync_kind = "coop", variant_kind = "on", transfer_kind = "on";
   std::vector<uint32_t> bits_list = {256, 512, 1024};
   codecs::jpeg::IdctArithmetic arithmetic = codecs::jpeg::IdctArithmetic::Simd;
   std::vector<std::string> files;
@@ -252,6 +261,12 @@ int main(int argc, char** argv) {
       variant_kind = argv[++i];
       if (variant_kind != "on" && variant_kind != "off" && variant_kind != "both") {
         std::fprintf(stderr, "own_jpeg_benchmark: --variants takes on, off or both\n");
+        return 2;
+      }
+    } else if (a == "--transfer" && i + 1 < argc) {
+      transfer_kind = argv[++i];
+      if (transfer_kind != "on" && transfer_kind != "off" && transfer_kind != "both") {
+        std::fprintf(stderr, "own_jpeg_benchmark: --transfer takes on, off or both\n");
         return 2;
       }
     } else if (a == "--arithmetic" && i + 1 < argc) {
@@ -283,8 +298,11 @@ int main(int argc, char** argv) {
   for (uint32_t b : bits_list) {
     for (int v = 1; v >= 0; --v) {
       if ((v && variant_kind == "off") || (!v && variant_kind == "on")) continue;
-      if (sync_kind != "chain") settings.push_back({b, true, v == 1});
-      if (sync_kind != "coop") settings.push_back({b, false, v == 1});
+      for (int m = 1; m >= 0; --m) {
+        if ((m && transfer_kind == "off") || (!m && transfer_kind == "on")) continue;
+        if (sync_kind != "chain") settings.push_back({b, true, v == 1, m == 1});
+        if (sync_kind != "coop") settings.push_back({b, false, v == 1, m == 1});
+      }
     }
   }
   cudaDeviceProp prop{};
@@ -353,6 +371,8 @@ int main(int argc, char** argv) {
       std::printf(" %d / %d%s%s |", c.rounds_p50, c.rounds_max, c.serial ? " +serial" : "",
                   c.coop ? "" : " (chain)");
     }
+    std::printf("\n| map passes (max) |");
+    for (const Column& c : cols) std::printf(" %d |", c.passes_max);
     std::printf("\n| upload KB |");
     for (const Column& c : cols) std::printf(" %.0f |", double(c.upload_bytes) / 1024.0);
     std::printf("\n");

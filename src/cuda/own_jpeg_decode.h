@@ -9,8 +9,8 @@
 // makes the input); pixpath_own_jpeg (static) holds it all for its GPU test and benchmark.
 //
 // The decode is a fixed launch sequence on one stream with no host round trip before its end:
-// one packed upload from pinned memory, the speculative decode, the synchronisation rounds
-// (one cooperative kernel that loops until a round changes nothing; or, where that launch is
+// one packed upload from pinned memory, the speculative decode, the transfer maps and the
+// synchronisation rounds (one cooperative kernel that loops until a round changes nothing; or, where that launch is
 // not possible, a chain of round kernels that exit early once converged), a serial walk that
 // runs only if the rounds hit their cap (decided on the device), offsets, write-out, DC
 // prediction, one IDCT launch for all components; then one read-back of the damage and sync
@@ -54,7 +54,8 @@ class DeviceBuffers {
  public:
   enum Slot {
     kUpload, kStart, kEndA, kEndB, kSlots, kScan, kFirstSlot, kCoefficients, kPlanes, kDcSums,
-    kDcPrefix, kSegDamage, kVariants, kSlotCount
+    kDcPrefix, kSegDamage, kVariants, kTransferMap, kTransferSlots, kTransferExtras,
+    kTransferBlockMaps, kSlotCount
   };
   DeviceBuffers() = default;
   DeviceBuffers(const DeviceBuffers&) = delete;
@@ -85,7 +86,7 @@ class DeviceBuffers {
 };
 
 struct Options {
-  uint32_t subsequence_bits = 1024;
+  uint32_t subsequence_bits = kDefaultSubsequenceBits;
   // Synchronisation rounds in one cooperative kernel when the grid fits on the device (else,
   // or when false, a chain of round kernels that exit early once converged).
   bool cooperative_sync = true;
@@ -97,6 +98,10 @@ struct Options {
   // rounds (measured on the CPU: 4K q50 4:2:0 at 1024 bits, the rounds' longest decodes add up
   // to 10.5k bits instead of 17.4k; little change for 4:4:4 or short subsequences).
   bool phase_variants = true;
+  // Step 3a before the rounds (jpeg_entropy_kernels.h, transfer maps; needs the variants and the
+  // cooperative launch): most start states found in a few passes and one composition, so the
+  // rounds that follow have little or nothing left to do. Same result.
+  bool transfer_maps = true;
   codecs::jpeg::IdctArithmetic arithmetic = codecs::jpeg::IdctArithmetic::Simd;
   bool time_phases = false;  // fill Report::phase_ms (CUDA events between the steps)
 };
@@ -109,6 +114,8 @@ struct Report {
   bool serial_sweep = false;  // the rounds hit their cap: one serial walk per segment ran
   bool cooperative = false;   // the rounds ran in one cooperative kernel
   bool variants = false;      // step 2 ran once per block index (Options::phase_variants)
+  int transfer_passes = 0;    // step 3a's passes (0: it did not run)
+  uint32_t transfer_resolved = 0;  // subsequences whose start step 3a found
   size_t upload_bytes = 0;    // the one host-to-device copy
 };
 

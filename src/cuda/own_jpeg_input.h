@@ -40,12 +40,19 @@ struct DamageWords {
   uint32_t extraneous_bytes = 0;
 };
 
+// Bits per subsequence on the GPU route. Measured on the H200 (own_jpeg_benchmark, screen
+// JPEGs, with the transfer maps; docs/performance.md): 768 against 512 and 1024, CUDA end
+// 1080p q50 0.73 / 0.77 / 0.87 ms, 4K q50 1.31 / 1.35 / 1.43, 4K q90 4:4:4 2.68 / 2.85 / 2.74.
+// Shorter subsequences make the speculative decode and the write-out shorter (one thread
+// walks each) but need more transfer-map passes; at 256 bits the extra entries run out.
+inline constexpr uint32_t kDefaultSubsequenceBits = 768;
+
 // The input for `jpeg` (parsed from `data` by parse_baseline_jpeg), cut into subsequences of
 // `subsequence_bits`. Unsupported (stage "upsampling") for what the colour conversion does not
 // take (chroma_upsampling's refusals); plan_parallel_decode's errors.
 Result<OwnJpegInput> make_own_jpeg_input(std::span<const uint8_t> data,
                                          const codecs::jpeg::BaselineJpeg& jpeg,
-                                         uint32_t subsequence_bits = 1024);
+                                         uint32_t subsequence_bits = kDefaultSubsequenceBits);
 
 // The warnings for what the kernels found (entropy_damage_warnings; a missing EOI included).
 std::vector<Error> damage_warnings(const codecs::jpeg::BaselineJpeg& jpeg, const DamageWords& words,

@@ -100,27 +100,162 @@ __device__ void count_changes(uint32_t changed, uint32_t* counter) {
   if (m && (threadIdx.x & 31) == 0) atomicAdd(counter, uint32_t(__popc(m)));
 }
 
-// All rounds in one cooperative launch (the grid fits on the device at once): a grid-wide
-// barrier between rounds, the change count read by every thread after it, the loop left as
-// soon as a round changed nothing. Counters rotate over 3 words: the one reset in round r was
-// last read before the barrier of round r - 1, which every thread has passed.
+// Grid-wide (every thread of the cooperative kernel calls it): adds `mine` to this step's
+// counter, waits for the whole grid and returns the total. Counters rotate over 3 words: the
+// one reset at step s was last read after the barrier of step s - 2 and before that of step
+// s - 1, which every thread has passed.
+__device__ uint32_t grid_count(cooperative_groups::grid_group& grid, uint32_t mine, uint32_t* flags,
+                               uint32_t& step) {
+  uint32_t* counter = &flags[kFlagCoopChanged + step % 3];
+  if (blockIdx.x == 0 && threadIdx.x == 0) atomicExch(&flags[kFlagCoopChanged + (step + 1) % 3], 0u);
+  count_changes(mine, counter);
+  grid.sync();
+  ++step;
+  return *static_cast<volatile uint32_t*>(counter);
+}
+
+// transfer_entry's claim of an extra entry (jpeg_entropy_kernels.h) between threads.
+struct AtomicCas {
+  __device__ uint64_t operator()(uint64_t* w, uint64_t expected, uint64_t desired) const {
+    return atomicCAS(reinterpret_cast<unsigned long long*>(w), expected, desired);
+  }
+};
+
+// Step 3a, entry e of subsequence j (not the first of its segment) in pass `pass`; true when
+// it added an extra entry to j + 1.
+__device__ bool transfer_one(const ScanTables& t, const uint8_t* bytes, const SubsequenceArrays& a,
+                             uint32_t j, uint32_t e, uint32_t pass, const VariantRecord* variants,
+                             uint32_t nvar, const TransferArrays& x) {
+  const uint32_t nx = codecs::jpeg::transfer_extra_entries(nvar);
+  const DecodeState entry = codecs::jpeg::transfer_entry_state(
+      variants + uint64_t(j - 1) * nvar, x.extras + uint64_t(j) * nx, nvar, e);
+  bool added = false;
+  const uint64_t at = uint64_t(j) * codecs::jpeg::kTransferStride + e;
+  codecs::jpeg::transfer_entry(t, bytes, entry, a.begin[j], a.end[j], a.seg_end_bit[a.segment[j]],
+                               variants + uint64_t(j) * nvar, nvar, x.extras + uint64_t(j + 1) * nx,
+                               pass, AtomicCas{}, &x.map[at], &x.map_slots[at], &added);
+  return added;
+}
+
+// Step 3a's first pass: one thread per (subsequence, variant end of its predecessor).
+__global__ void transfer_first_pass_kernel(const ScanTables* tables, const uint8_t* bytes,
+                                           SubsequenceArrays a, const VariantRecord* variants,
+                                           uint32_t nvar, TransferArrays x, uint32_t* flags) {
+  const ScanTables& t = shared_tables(tables);
+  const uint64_t i = uint64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  bool added = false;
+  if (i < uint64_t(a.count) * nvar) {
+    const uint32_t j = uint32_t(i / nvar), e = uint32_t(i % nvar);
+    if (a.seg_first_sub[a.segment[j]] != j) added = transfer_one(t, bytes, a, j, e, 0, variants, nvar, x);
+  }
+  count_changes(added ? 1u : 0u, &flags[kFlagTransferAdded]);
+}
+
+// Step 3a after its first pass, at the start of the cooperative kernel (every thread calls
+// it): the passes over the extra entries the pass before added; then the composition of the
+// maps -- an inclusive scan within each block (shared memory), each block's composed map to
+// x.block_maps, and each block's incoming entry from the maps of the blocks before it (block
+// 0 starts with the scan's first subsequence, whose map is constant, so the composition of
+// those maps gives the entry whatever it is applied to); then the start, end and slot count of
+// every subsequence whose entry is known.
+__device__ void transfer_in_grid(cooperative_groups::grid_group& grid, const ScanTables& t,
+                                 const uint8_t* bytes, const SubsequenceArrays& a,
+                                 DecodeState* start, DecodeState* end, uint32_t* slots,
+                                 uint32_t* flags, const VariantRecord* variants, uint32_t nvar,
+                                 const TransferArrays& x, uint32_t& step) {
+  using codecs::jpeg::kTransferStride;
+  using codecs::jpeg::kTransferUnknown;
+  __shared__ uint8_t maps[2][kThreads][kTransferStride];
+  __shared__ uint8_t incoming;
+  const uint32_t tid = threadIdx.x;
+  const uint32_t j = blockIdx.x * blockDim.x + tid;
+  const bool inner = j < a.count && a.seg_first_sub[a.segment[j]] != j;
+  const uint32_t nx = codecs::jpeg::transfer_extra_entries(nvar), entries = nvar + nx;
+  uint32_t more = *static_cast<volatile uint32_t*>(&flags[kFlagTransferAdded]);
+  uint32_t passes = 1;
+  for (uint32_t pass = 1; more != 0 && pass < uint32_t(codecs::jpeg::kMaxTransferPasses);
+       ++pass, ++passes) {
+    bool added = false;
+    if (inner) {
+      const volatile uint64_t* mine = x.extras + uint64_t(j) * nx;
+      for (uint32_t k = 0; k < nx; ++k) {
+        const uint64_t w = mine[k];
+        if (w != codecs::jpeg::kNoState && codecs::jpeg::extra_pass(w) == pass - 1) {
+          added |= transfer_one(t, bytes, a, j, nvar + k, pass, variants, nvar, x);
+        }
+      }
+    }
+    more = grid_count(grid, added ? 1u : 0u, flags, step);
+  }
+  // This thread's map: a segment's first subsequence maps everything to entry 0 (its start is
+  // known: its end is variant 0's); past the last subsequence, the identity.
+  for (uint32_t v = 0; v < entries; ++v) {
+    maps[0][tid][v] = j >= a.count ? uint8_t(v) : !inner ? uint8_t(0) : x.map[uint64_t(j) * kTransferStride + v];
+  }
+  __syncthreads();
+  int cur = 0;
+  for (uint32_t d = 1; d < blockDim.x; d <<= 1) {
+    if (tid >= d) {
+      codecs::jpeg::compose_transfer(maps[cur][tid - d], maps[cur][tid], maps[cur ^ 1][tid], entries);
+    } else {
+      for (uint32_t v = 0; v < entries; ++v) maps[cur ^ 1][tid][v] = maps[cur][tid][v];
+    }
+    __syncthreads();
+    cur ^= 1;
+  }
+  if (tid < entries) x.block_maps[uint64_t(blockIdx.x) * kTransferStride + tid] = maps[cur][blockDim.x - 1][tid];
+  grid.sync();
+  uint8_t in = 0;
+  for (uint32_t base = 0; base < blockIdx.x; base += blockDim.x) {
+    const uint32_t n = min(blockDim.x, blockIdx.x - base);
+    if (tid < n) {
+      const volatile uint8_t* src = x.block_maps + uint64_t(base + tid) * kTransferStride;
+      for (uint32_t v = 0; v < entries; ++v) maps[cur ^ 1][tid][v] = src[v];
+    }
+    __syncthreads();
+    if (tid == 0) {
+      for (uint32_t k = 0; k < n; ++k) in = in == kTransferUnknown ? kTransferUnknown : maps[cur ^ 1][k][in];
+    }
+    __syncthreads();
+  }
+  if (tid == 0) incoming = in;
+  __syncthreads();
+  in = incoming;
+  const uint8_t idx = in == kTransferUnknown ? kTransferUnknown : maps[cur][tid][in];
+  const uint8_t prev = tid == 0 || in == kTransferUnknown ? in : maps[cur][tid - 1][in];
+  bool resolved = false;
+  if (inner && prev != kTransferUnknown && idx != kTransferUnknown) {
+    start[j] = codecs::jpeg::transfer_entry_state(variants + uint64_t(j - 1) * nvar,
+                                                  x.extras + uint64_t(j) * nx, nvar, prev);
+    slots[j] = x.map_slots[uint64_t(j) * kTransferStride + prev];
+    end[j] = codecs::jpeg::transfer_entry_state(variants + uint64_t(j) * nvar,
+                                                x.extras + uint64_t(j + 1) * nx, nvar, idx);
+    resolved = true;
+  }
+  count_changes(resolved ? 1u : 0u, &flags[kFlagTransferResolved]);
+  if (j == 0) flags[kFlagTransferPasses] = passes;
+  grid.sync();  // the rounds read the neighbours' end states
+}
+
+// All rounds in one cooperative launch (the grid fits on the device at once): step 3a first
+// when x.map is set, then the rounds, a grid-wide barrier between them (grid_count), the loop
+// left as soon as a round changed nothing.
 __global__ void sync_coop_kernel(const ScanTables* tables, const uint8_t* bytes,
                                  SubsequenceArrays a, DecodeState* end_a, DecodeState* end_b,
                                  DecodeState* start, uint32_t* slots, uint32_t* flags,
-                                 const VariantRecord* variants, uint32_t nvar, int max_rounds) {
+                                 const VariantRecord* variants, uint32_t nvar, TransferArrays x,
+                                 int max_rounds) {
   cooperative_groups::grid_group grid = cooperative_groups::this_grid();
   const ScanTables& t = shared_tables(tables);
   const uint32_t j = blockIdx.x * blockDim.x + threadIdx.x;
+  uint32_t step = 0;
+  if (x.map) transfer_in_grid(grid, t, bytes, a, start, end_a, slots, flags, variants, nvar, x, step);
   DecodeState* in = end_a;
   DecodeState* out = end_b;
   for (int round = 0; round < max_rounds; ++round) {
-    uint32_t* counter = &flags[kFlagCoopChanged + round % 3];
-    if (j == 0) atomicExch(&flags[kFlagCoopChanged + (round + 1) % 3], 0u);
     const uint32_t changed =
         j < a.count ? sync_one(t, bytes, a, j, in, out, start, slots, variants, nvar) : 0u;
-    count_changes(changed, counter);
-    grid.sync();
-    const uint32_t n = *static_cast<volatile uint32_t*>(counter);
+    const uint32_t n = grid_count(grid, changed, flags, step);
     DecodeState* tmp = in;
     in = out;
     out = tmp;
@@ -384,11 +519,21 @@ cudaError_t launch_speculative(const ScanTables* tables, const uint8_t* bytes,
   return cudaGetLastError();
 }
 
+size_t transfer_map_bytes(uint32_t count) { return size_t(count) * codecs::jpeg::kTransferStride; }
+size_t transfer_slots_bytes(uint32_t count) { return transfer_map_bytes(count) * sizeof(uint32_t); }
+size_t transfer_extras_bytes(uint32_t count, uint32_t variant_count) {
+  return (size_t(count) + 1) * codecs::jpeg::transfer_extra_entries(variant_count) * sizeof(uint64_t);
+}
+size_t transfer_block_map_bytes(uint32_t count) {
+  return size_t(blocks_for(count)) * codecs::jpeg::kTransferStride;
+}
+
 cudaError_t launch_sync(const ScanTables* tables, const uint8_t* bytes, const SubsequenceArrays& a,
                         DecodeState* end_a, DecodeState* end_b, DecodeState* start,
                         uint32_t* slots, uint32_t* flags, const VariantRecord* variants,
-                        uint32_t variant_count, bool allow_cooperative, int round_cap,
-                        cudaStream_t stream, bool* cooperative) {
+                        uint32_t variant_count, const TransferArrays* transfer,
+                        bool allow_cooperative, int round_cap, cudaStream_t stream,
+                        bool* cooperative) {
   *cooperative = false;
   if (!a.count) return cudaSuccess;
   const unsigned blocks = blocks_for(a.count);
@@ -396,9 +541,23 @@ cudaError_t launch_sync(const ScanTables* tables, const uint8_t* bytes, const Su
   DecodeState* last_end = nullptr;
   if (allow_cooperative && blocks <= cooperative_capacity()) {
     SubsequenceArrays arr = a;
+    TransferArrays x;  // step 3a only with its arrays and the variants
+    if (transfer && transfer->map && variants && variant_count > 0) {
+      x = *transfer;
+      if (const cudaError_t e = cudaMemsetAsync(x.map, 0xFF, transfer_map_bytes(a.count), stream);
+          e != cudaSuccess) {
+        return e;
+      }
+      if (const cudaError_t e = cudaMemsetAsync(x.extras, 0xFF, transfer_extras_bytes(a.count, variant_count), stream);
+          e != cudaSuccess) {
+        return e;
+      }
+      transfer_first_pass_kernel<<<blocks_for(uint64_t(a.count) * variant_count), kThreads, kSharedBytes, stream>>>(
+          tables, bytes, a, variants, variant_count, x, flags);
+    }
     int max_rounds = round_cap > 0 ? std::min(round_cap, kCoopSyncRounds) : kCoopSyncRounds;
-    void* args[] = {&tables, &bytes, &arr,      &end_a,         &end_b,     &start,
-                    &slots,  &flags, &variants, &variant_count, &max_rounds};
+    void* args[] = {&tables, &bytes, &arr,      &end_a,         &end_b, &start,
+                    &slots,  &flags, &variants, &variant_count, &x,     &max_rounds};
     if (cudaLaunchCooperativeKernel(reinterpret_cast<const void*>(&sync_coop_kernel), dim3(blocks),
                                     dim3(kThreads), args, kSharedBytes, stream) == cudaSuccess) {
       *cooperative = true;

@@ -38,9 +38,12 @@ enum Flag : int {
   kFlagExtraBytes = 8,
   kFlagSyncRounds = 9,     // rounds that changed something (written by the sync step)
   kFlagNotConverged = 10,  // 1: the rounds hit their cap; the guarded serial walk ran
-  kFlagCoopChanged = 11,   // 3 words: the cooperative kernel's change counters (round % 3)
-  kFlagRoundChanged = 16,  // kLaunchedSyncRounds words: change count of each launched round
-  kFlagCount = 16 + 32
+  kFlagCoopChanged = 11,   // 3 words: the cooperative kernel's change counters (step % 3)
+  kFlagTransferAdded = 14,     // step 3a's first pass added extra entries (non-zero)
+  kFlagTransferPasses = 15,    // step 3a's passes (0: not run)
+  kFlagTransferResolved = 16,  // subsequences whose start step 3a found
+  kFlagRoundChanged = 20,  // kLaunchedSyncRounds words: change count of each launched round
+  kFlagCount = 20 + 32
 };
 // The fallback chain (no cooperative launch): this many round kernels are queued back to back;
 // each exits at once when the one before changed nothing. The cooperative kernel's cap is
@@ -61,6 +64,22 @@ cudaError_t launch_speculative(const ScanTables* tables, const uint8_t* bytes,
                                const SubsequenceArrays& a, DecodeState* start, DecodeState* end,
                                uint32_t* slots, VariantRecord* variants, uint32_t variant_count,
                                cudaStream_t stream);
+// Step 3a's device scratch (jpeg_entropy_kernels.h, transfer maps): per subsequence its map
+// (kTransferStride bytes) and the slot count of each entry, per subsequence and one more its
+// extra entries (transfer_extra_entries(variant_count) words each), and per block of the
+// cooperative kernel its composed map (kTransferStride bytes). launch_sync initialises them.
+struct TransferArrays {
+  uint8_t* map = nullptr;         // count * kTransferStride
+  uint32_t* map_slots = nullptr;  // count * kTransferStride
+  uint64_t* extras = nullptr;     // (count + 1) * transfer_extra_entries(variant_count)
+  uint8_t* block_maps = nullptr;  // blocks_for(count) * kTransferStride
+};
+// Bytes of each for `count` subsequences.
+size_t transfer_map_bytes(uint32_t count);
+size_t transfer_slots_bytes(uint32_t count);
+size_t transfer_extras_bytes(uint32_t count, uint32_t variant_count);
+size_t transfer_block_map_bytes(uint32_t count);
+
 // One round: reads end_in, writes end_out (every entry), updates start/slots of the changed
 // ones and adds their number to flags[kFlagChanged].
 // Step 3 without a host round trip: the synchronisation rounds (sync_subsequence per
@@ -72,11 +91,16 @@ cudaError_t launch_speculative(const ScanTables* tables, const uint8_t* bytes,
 // round that changed nothing. end_a holds the speculative end states, end_b is scratch;
 // flags[kFlagSyncRounds .. kFlagCount) must be zero and flags[kFlagNotConverged] is set here.
 // round_cap > 0 lowers the cap on rounds (tests of the serial walk).
+// With `transfer` (its arrays set; variants required) and the cooperative launch, step 3a runs
+// first: its first pass as a kernel of its own (one thread per subsequence and variant), the
+// further passes and the composition in the cooperative kernel before its rounds, which then
+// start from the starts it found (flags kFlagTransferPasses, kFlagTransferResolved).
 cudaError_t launch_sync(const ScanTables* tables, const uint8_t* bytes, const SubsequenceArrays& a,
                         DecodeState* end_a, DecodeState* end_b, DecodeState* start,
                         uint32_t* slots, uint32_t* flags, const VariantRecord* variants,
-                        uint32_t variant_count, bool allow_cooperative, int round_cap,
-                        cudaStream_t stream, bool* cooperative);
+                        uint32_t variant_count, const TransferArrays* transfer,
+                        bool allow_cooperative, int round_cap, cudaStream_t stream,
+                        bool* cooperative);
 // excl[0..count]: exclusive prefix sum of slots (excl[count] = total); per subsequence its
 // first slot within its segment; per segment (seg_damage, one word each, written whole) whether
 // its slots fall short of its blocks (slot_sum_damage).

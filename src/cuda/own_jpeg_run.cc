@@ -221,6 +221,19 @@ Result<PlanesOut> decode_input_to_planes(const OwnJpegInput& in, const Options& 
     if (!d_variants) return gpu_error(ErrorCode::OutOfMemory, "device buffers (variants)");
   }
   rep.variants = nvar > 0;
+  TransferArrays transfer;
+  if (nvar > 0 && options.transfer_maps) {
+    transfer.map = static_cast<uint8_t*>(buffers.device(B::kTransferMap, transfer_map_bytes(nsub)));
+    transfer.map_slots =
+        static_cast<uint32_t*>(buffers.device(B::kTransferSlots, transfer_slots_bytes(nsub)));
+    transfer.extras =
+        static_cast<uint64_t*>(buffers.device(B::kTransferExtras, transfer_extras_bytes(nsub, nvar)));
+    transfer.block_maps =
+        static_cast<uint8_t*>(buffers.device(B::kTransferBlockMaps, transfer_block_map_bytes(nsub)));
+    if (!transfer.map || !transfer.map_slots || !transfer.extras || !transfer.block_maps) {
+      return gpu_error(ErrorCode::OutOfMemory, "device buffers (transfer maps)");
+    }
+  }
   uint32_t* pinned = buffers.pinned();
   uint8_t* staging = buffers.staging(up.total());  // waits for the previous upload from it
   if (!d_up || !d_start || !d_end_a || !d_end_b || !d_slots || !d_excl || !d_first || !d_coef ||
@@ -263,7 +276,7 @@ Result<PlanesOut> decode_input_to_planes(const OwnJpegInput& in, const Options& 
   events.mark(kPhaseSpeculative, stream);
   rep.subsequences = nsub;
   OWN_CUDA_TRY("sync", launch_sync(d_tables, d_bytes, a, d_end_a, d_end_b, d_start, d_slots, d_flags,
-                                   d_variants, nvar, options.cooperative_sync,
+                                   d_variants, nvar, &transfer, options.cooperative_sync,
                                    options.sync_round_cap, stream, &rep.cooperative));
   events.mark(kPhaseSync, stream);
   // Steps 4-6: offsets and checks, write-out, DC prediction; then the IDCT of all components.
@@ -288,6 +301,8 @@ Result<PlanesOut> decode_input_to_planes(const OwnJpegInput& in, const Options& 
   }
   rep.sync_rounds = int(pinned[kFlagSyncRounds]);
   rep.serial_sweep = pinned[kFlagNotConverged] != 0;
+  rep.transfer_passes = int(pinned[kFlagTransferPasses]);
+  rep.transfer_resolved = pinned[kFlagTransferResolved];
   events.read(rep.phase_ms);
   out.coefficients = d_coef;
   for (int c = 0; c < in.components; ++c) out.plane[c] = d_planes + idct.plane_offset[c];

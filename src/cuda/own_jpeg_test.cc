@@ -88,7 +88,8 @@ struct Stream {
 // the largest RGBA difference from tjDecompress2 goes to *rgba_max_diff.
 std::string check_file(const std::vector<uint8_t>& file, uint32_t bits, DeviceBuffers& buffers,
                        cudaStream_t stream, int* rgba_max_diff, bool cooperative = true,
-                       Report* report = nullptr, int round_cap = 0, bool variants = true) {
+                       Report* report = nullptr, int round_cap = 0, bool variants = true,
+                       bool transfer_maps = true) {
   auto parsed = parse_baseline_jpeg(file);
   if (!parsed.ok()) return "parse: " + parsed.error().message();
   ParallelDecodeOptions copt;
@@ -101,6 +102,7 @@ std::string check_file(const std::vector<uint8_t>& file, uint32_t bits, DeviceBu
   opt.cooperative_sync = cooperative;
   opt.sync_round_cap = round_cap;
   opt.phase_variants = variants;
+  opt.transfer_maps = transfer_maps;
   Report rep;
   auto planes = decode_to_planes(file, *parsed, opt, buffers, stream, &rep);
   if (report) *report = rep;
@@ -164,7 +166,7 @@ TEST(OwnGpuJpeg, EqualsCpuPathOverQualitySamplingRestartContent) {
   struct S { const char* name; int comps, h, v; } samplings[] = {
       {"4:4:4", 3, 1, 1}, {"4:2:2", 3, 2, 1}, {"4:2:0", 3, 2, 2}, {"gray", 1, 1, 1}};
   const uint32_t sub_bits[] = {32, 100, 256, 1024};
-  int worst = 0, cases = 0, walks = 0, coop_runs = 0;
+  int worst = 0, cases = 0, walks = 0, coop_runs = 0, transfer_runs = 0;
   for (int q = 1; q <= 100; ++q) {
     for (const S& s : samplings) {
       for (int restart : {0, 1 + q % 7}) {
@@ -177,17 +179,21 @@ TEST(OwnGpuJpeg, EqualsCpuPathOverQualitySamplingRestartContent) {
           // Every fifth picture caps the rounds at 1-3, so the serial walk finishes the job.
           const bool coop = (cases / std::size(sub_bits)) % 2 == 0;
           const int cap = cases % 5 == 4 ? 1 + cases % 3 : 0;
-          // And with and without the block-phase variants of step 2.
+          // And with and without the block-phase variants of step 2, and with and without
+          // step 3a's transfer maps (not on the capped pictures: they would leave the serial
+          // walk nothing to do).
           const bool variants = (cases / 8) % 2 == 0;
+          const bool transfer = cap == 0 && (cases / 16) % 2 == 0;
           ++cases;
           int diff = 0;
           Report rep;
-          EXPECT_EQ(check_file(file, bits, buffers, stream.s, &diff, coop, &rep, cap, variants), "")
+          EXPECT_EQ(check_file(file, bits, buffers, stream.s, &diff, coop, &rep, cap, variants, transfer), "")
               << s.name << " q" << q << " restart " << restart << (noise ? " noise" : " screen")
               << (coop ? " cooperative" : " chain") << " cap " << cap
-              << (variants ? " variants" : " no variants");
+              << (variants ? " variants" : " no variants") << (transfer ? " transfer maps" : "");
           walks += rep.serial_sweep;
           coop_runs += rep.cooperative;
+          transfer_runs += rep.transfer_passes > 0;
           EXPECT_EQ(diff, 0) << s.name << " q" << q << " restart " << restart;
           worst = std::max(worst, diff);
         }
@@ -195,9 +201,11 @@ TEST(OwnGpuJpeg, EqualsCpuPathOverQualitySamplingRestartContent) {
     }
   }
   std::printf("RGBA against tjDecompress2 over %d pictures: max difference %d; %d in one cooperative "
-              "sync kernel, %d finished by the serial walk\n", cases, worst, coop_runs, walks);
+              "sync kernel, %d with transfer maps, %d finished by the serial walk\n", cases, worst,
+              coop_runs, transfer_runs, walks);
   EXPECT_GT(walks, 0) << "the capped pictures should need the serial walk";
   EXPECT_GT(coop_runs, 0) << "the cooperative launch should be taken on small pictures";
+  EXPECT_GT(transfer_runs, 0) << "the transfer maps should run with the cooperative launch";
 }
 
 // A 4K screen-like picture, with and without restart markers, at the default subsequence size.
@@ -207,18 +215,35 @@ TEST(OwnGpuJpeg, FourKScreenPicture) {
   Stream stream;
   for (int restart : {0, 240}) {
     const auto file = encode(3840, 2160, 3, 2, 2, 50, restart, false, 1);
-    for (int mode = 0; mode < 3; ++mode) {  // cooperative + variants, chain + variants, no variants
-      const bool coop = mode != 1, variants = mode != 2;
+    // cooperative + variants + transfer maps, the same without the maps, chain + variants, no
+    // variants
+    int rounds_with_maps = -1, rounds_without = -1;
+    for (int mode = 0; mode < 4; ++mode) {
+      const bool coop = mode != 2, variants = mode != 3, transfer = mode == 0;
       int diff = 0;
       Report rep;
-      EXPECT_EQ(check_file(file, 1024, buffers, stream.s, &diff, coop, &rep, 0, variants), "")
-          << "restart " << restart << (coop ? " cooperative" : " chain") << (variants ? " variants" : "");
+      EXPECT_EQ(check_file(file, 1024, buffers, stream.s, &diff, coop, &rep, 0, variants, transfer), "")
+          << "restart " << restart << (coop ? " cooperative" : " chain") << (variants ? " variants" : "")
+          << (transfer ? " transfer maps" : "");
       EXPECT_EQ(diff, 0);
-      std::printf("4K q50 4:2:0 restart %d: %zu bytes, RGBA max difference %d; sync: %d rounds%s, %s%s\n",
-                  restart, file.size(), diff, rep.sync_rounds, rep.serial_sweep ? " + serial walk" : "",
+      std::printf("4K q50 4:2:0 restart %d: %zu bytes, RGBA max difference %d; sync: transfer maps "
+                  "%d passes (%u starts found), %d rounds%s, %s%s\n",
+                  restart, file.size(), diff, rep.transfer_passes, rep.transfer_resolved,
+                  rep.sync_rounds, rep.serial_sweep ? " + serial walk" : "",
                   rep.cooperative ? "one cooperative kernel" : "chain of round kernels",
                   rep.variants ? ", block-phase variants" : "");
+      if (mode == 0) {
+        EXPECT_GT(rep.transfer_passes, 0);
+        EXPECT_GT(rep.transfer_resolved, 0u);
+        rounds_with_maps = rep.sync_rounds;
+      }
+      if (mode == 1) {
+        EXPECT_EQ(rep.transfer_passes, 0);
+        rounds_without = rep.sync_rounds;
+      }
     }
+    EXPECT_LE(rounds_with_maps, rounds_without) << "restart " << restart;
+    if (rounds_without > 0) EXPECT_LT(rounds_with_maps, rounds_without) << "restart " << restart;
   }
 }
 

@@ -3,6 +3,7 @@
 // into planes, and the conversion into pool memory or host memory.
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <optional>
 #include <string>
 
@@ -10,6 +11,21 @@
 #include "nvjpeg_engine.h"
 
 namespace pixpath::cuda {
+namespace {
+
+// The own decoder's options on this route: the defaults; PIXPATH_CUDA_TRANSFER_MAPS=0 leaves
+// out step 3a (the transfer maps, own_jpeg_decode.h) for side-by-side measurements. Read once.
+own_jpeg::Options own_options() {
+  static const bool maps = [] {
+    const char* v = std::getenv("PIXPATH_CUDA_TRANSFER_MAPS");
+    return !(v && std::string(v) == "0");
+  }();
+  own_jpeg::Options o;
+  o.transfer_maps = maps;
+  return o;
+}
+
+}  // namespace
 
 Result<abi::ImageHeader> NvjpegEngine::inspect(const abi::DecodeRequest& r) {
   PIXPATH_CHECK(bind());
@@ -227,7 +243,7 @@ Result<ParsedImage> NvjpegEngine::decode_own(Slot& s, const abi::DecodeRequest& 
   own_jpeg::DamageWords damage;
   // The input was cut into subsequences by the loader; the options' size is not used again.
   PIXPATH_TRY(own_jpeg::PlanesOut planes,
-              own_jpeg::decode_input_to_planes(in, own_jpeg::Options{}, *s.own, s.stream, nullptr, &damage));
+              own_jpeg::decode_input_to_planes(in, own_options(), *s.own, s.stream, nullptr, &damage));
   if (r.own_damage) *r.own_damage = damage;
   if (r.alpha_offset >= 0) {
     // jpega: the alpha JPEG (gray, the picture's size) into buffers of its own, on the same
@@ -240,7 +256,7 @@ Result<ParsedImage> NvjpegEngine::decode_own(Slot& s, const abi::DecodeRequest& 
                            std::to_string(in.height) + " expected");
     if (!s.own_alpha) s.own_alpha = std::make_unique<own_jpeg::DeviceBuffers>();
     own_jpeg::DamageWords alpha_damage;
-    PIXPATH_TRY(own_jpeg::PlanesOut ap, own_jpeg::decode_input_to_planes(a, own_jpeg::Options{}, *s.own_alpha,
+    PIXPATH_TRY(own_jpeg::PlanesOut ap, own_jpeg::decode_input_to_planes(a, own_options(), *s.own_alpha,
                                                                          s.stream, nullptr, &alpha_damage));
     if (r.own_alpha_damage) *r.own_alpha_damage = alpha_damage;
     s.alpha.components = 1;
