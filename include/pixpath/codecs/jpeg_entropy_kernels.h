@@ -382,6 +382,8 @@ inline constexpr int kTransferStride = 32;     // bytes of one subsequence's map
 inline constexpr uint8_t kTransferUnknown = 0xFF;
 PIXPATH_HD uint32_t transfer_extra_entries(uint32_t variant_count) { return 2 * variant_count + 2; }
 inline constexpr int kMaxTransferPasses = 32;
+// A map holds every entry: at most 10 blocks an MCU (the JPEG limit the parser checks).
+static_assert(10 + 2 * 10 + 2 <= kTransferStride, "a subsequence's map must hold its entries");
 
 // An extra entry in one word: the DecodeState in bits 0-47, the pass that added it in bits
 // 48-63 (kNoState: an empty entry).
