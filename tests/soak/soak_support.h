@@ -48,6 +48,16 @@ inline int soak_seconds(int cases) {
   return 600;
 }
 
+// When the flat-memory checks take their baseline. Resident memory climbs while windows reach
+// their sizes and each thread's malloc arena fills, then levels off: against xpra 3.1.3 it
+// reached its plateau (~40 MiB) after about 20 s and stayed within 2 MiB of it for 150 s
+// (2026-12-03). A quarter of a short run (9 s of 37) sampled the climb, not the plateau, and CI
+// once read that climb as growth; short runs therefore wait half their time, long runs a
+// quarter (at most 60 s).
+inline double warmup_seconds(int seconds) {
+  return seconds < 240 ? seconds / 2.0 : std::min(60.0, seconds / 4.0);
+}
+
 inline double rss_mib() {
   std::ifstream f("/proc/self/statm");
   long size = 0, resident = 0;

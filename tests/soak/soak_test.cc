@@ -56,7 +56,7 @@ class Soak : public soak::ServerVersionTest {};
 
 TEST_P(Soak, BusyRealServer) {
   const int seconds = soak::soak_seconds(2);
-  const double warmup = std::min(60.0, seconds / 4.0);
+  const double warmup = soak::warmup_seconds(seconds);
   std::printf("soak: %d s against a real xpra %s server (warm-up %.0f s)\n", seconds,
               xpra::testing::xpra_version_name(GetParam()), warmup);
   const auto baseline = counters();

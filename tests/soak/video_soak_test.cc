@@ -77,7 +77,7 @@ int quality(XpraVersion v, const std::string& coding) { return v == XpraVersion:
 
 // One pipeline on `server` asking for `coding` for `seconds`, with its checks.
 void soak_coding(XpraServer& server, XpraVersion version, const std::string& coding, int seconds) {
-  const double warmup = std::min(60.0, seconds / 4.0);
+  const double warmup = soak::warmup_seconds(seconds);
   std::printf("video soak: %d s of %s against a real xpra %s server (warm-up %.0f s)\n", seconds,
               coding.c_str(), xpra::testing::xpra_version_name(version), warmup);
   const auto baseline = counters();
