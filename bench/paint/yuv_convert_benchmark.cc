@@ -1,5 +1,5 @@
 // YUV -> BGRX for painting video frames on the CPU: libyuv (what the CPU backing uses,
-// paint/internal/yuv_convert.h) against libswscale (the alternative the issue named), one
+// include/pixpath/paint/yuv_convert.h) against libswscale (the alternative the issue named), one
 // thread, same frames, same studio-range BT.601 / BT.709 matrices; and the video decoder
 // itself (libavcodec h264 / vp8 P-frames of moving content) for scale. docs/performance.md,
 // "Video frames on the CPU", has the figures and the command.
@@ -10,7 +10,7 @@ extern "C" {
 }
 
 #include "codecs/testing/video_streams.h"
-#include "paint/internal/yuv_convert.h"
+#include "pixpath/paint/yuv_convert.h"
 #include "pixpath/codecs/video_decoder.h"
 
 namespace {
@@ -24,7 +24,7 @@ void BM_LibyuvI420ToBgrx(benchmark::State& state) {
   auto dst = out->write();
   auto src = yuv.read();
   for (auto _ : state) {
-    if (!paint::internal::yuv_to_rgb(*src, {state.range(2) != 0, false}, *dst).ok())
+    if (!paint::yuv_to_rgb(*src, {state.range(2) != 0, false}, *dst).ok())
       state.SkipWithError("libyuv failed");
     benchmark::ClobberMemory();
   }

@@ -15,7 +15,7 @@
 
 #include "codecs/testing/video_streams.h"
 #include "cuda_loader/testing/gpu_paint_support.h"
-#include "paint/internal/yuv_convert.h"
+#include "pixpath/paint/yuv_convert.h"
 #include "pixpath/codecs/video_decoder.h"
 #include "pixpath/core/counters.h"
 #include "pixpath/paint/paint_engine.h"
@@ -97,7 +97,7 @@ PlayRun play(const std::vector<DrawPacket>& draws, int win_w, int win_h, bool us
 Picture source_rgb(const Picture& yuv, PixelFormat format) {
   auto out = Picture::allocate(format, yuv.width(), yuv.height());
   auto dv = out->write();
-  EXPECT_TRUE(paint::internal::yuv_to_rgb(*yuv.read(), {}, *dv).ok());
+  EXPECT_TRUE(paint::yuv_to_rgb(*yuv.read(), {}, *dv).ok());
   return std::move(*out);
 }
 

@@ -1,6 +1,6 @@
 #include "pixpath/paint/backing.h"
 
-#include "internal/yuv_convert.h"
+#include "pixpath/paint/yuv_convert.h"
 #include "pixpath/codecs/image_io.h"
 
 namespace pixpath::paint {
@@ -26,7 +26,7 @@ Result<void> Backing::paint_yuv(int64_t wid, int x, int y, const Picture& yuv,
   PIXPATH_TRY(Picture rgb, Picture::allocate(format(), yuv.width(), yuv.height()));
   {
     PIXPATH_TRY(PictureView dst, rgb.write());
-    PIXPATH_CHECK(internal::yuv_to_rgb(src, color, dst));
+    PIXPATH_CHECK(yuv_to_rgb(src, color, dst));
   }
   return paint(wid, x, y, rgb, w, h);
 }

@@ -5,7 +5,7 @@
 #include <string>
 
 #include "pixpath/core/counters.h"
-#include "internal/yuv_convert.h"
+#include "pixpath/paint/yuv_convert.h"
 #include "pixpath/core/pixel_ops.h"
 
 namespace pixpath::paint {
@@ -212,7 +212,7 @@ Result<void> CpuBacking::paint_yuv(int64_t wid, int x, int y, const Picture& yuv
   PIXPATH_TRY(ConstPictureView src, yuv.read());
   PIXPATH_TRY(PictureView all, writable(*win));
   PIXPATH_TRY(PictureView d, crop_view(all, x, y, w, h));
-  return internal::yuv_to_rgb(src, color, d);
+  return yuv_to_rgb(src, color, d);
 }
 
 Result<void> CpuBacking::scroll(int64_t wid, std::span<const ScrollRect> rects) {

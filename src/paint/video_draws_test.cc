@@ -11,7 +11,7 @@
 #include <thread>
 
 #include "codecs/testing/video_streams.h"
-#include "paint/internal/yuv_convert.h"
+#include "pixpath/paint/yuv_convert.h"
 #include "paint/testing/fake_texture_backing.h"
 #include "pixpath/codecs/video_decoder.h"
 #include "pixpath/core/counters.h"
@@ -83,7 +83,7 @@ double region_psnr(Backing& b, int64_t wid, int x, int y, const Picture& expecte
 Picture as_bgrx(const Picture& yuv) {
   auto out = Picture::allocate(PixelFormat::BGRX, yuv.width(), yuv.height());
   auto dv = out->write();
-  EXPECT_TRUE(internal::yuv_to_rgb(*yuv.read(), {}, *dv).ok());
+  EXPECT_TRUE(yuv_to_rgb(*yuv.read(), {}, *dv).ok());
   return std::move(*out);
 }
 
@@ -628,7 +628,7 @@ TEST(VideoDraws, GbrPlanesAreInterleavedNotConverted) {
   for (PixelFormat f : {PixelFormat::BGRX, PixelFormat::RGBA}) {
     auto out = Picture::allocate(f, 3, 2);
     auto dv = out->write();
-    ASSERT_TRUE(internal::yuv_to_rgb(*pic->read(), gbr, *dv).ok());
+    ASSERT_TRUE(yuv_to_rgb(*pic->read(), gbr, *dv).ok());
     const uint8_t* px = dv->plane(0).unchecked_row(1) + 2 * 4;  // (2, 1): G 12, B 112, R 212
     if (f == PixelFormat::BGRX) {
       EXPECT_EQ(px[0], 112);
@@ -640,6 +640,36 @@ TEST(VideoDraws, GbrPlanesAreInterleavedNotConverted) {
       EXPECT_EQ(px[2], 112);
     }
     EXPECT_EQ(px[3], 255);
+  }
+}
+
+// Three-byte RGB and BGR are the four-byte conversions without their fourth byte, for every
+// subsampling, both matrices and ranges, and G, B, R planes.
+TEST(VideoDraws, ThreeByteRgbMatchesFourByteConversion) {
+  const int w = 37, h = 21;  // odd sizes: the last chroma column and row are half covered
+  for (PixelFormat yuv : {PixelFormat::YUV420P, PixelFormat::YUV422P, PixelFormat::YUV444P}) {
+    Picture src = codecs::testing::moving_yuv_frame(yuv, w, h, 5);
+    std::vector<codecs::VideoColor> colors = {{false, false, false}, {true, false, false},
+                                              {false, true, false}, {true, true, false}};
+    if (yuv == PixelFormat::YUV444P) colors.push_back({false, false, true});
+    for (const codecs::VideoColor& color : colors) {
+      for (auto [three, four] : {std::pair{PixelFormat::RGB, PixelFormat::RGBA},
+                                 std::pair{PixelFormat::BGR, PixelFormat::BGRA}}) {
+        auto a = Picture::allocate(three, w, h);
+        auto b = Picture::allocate(four, w, h);
+        ASSERT_TRUE(yuv_to_rgb(*src.read(), color, *a->write()).ok());
+        ASSERT_TRUE(yuv_to_rgb(*src.read(), color, *b->write()).ok());
+        auto av = a->read();
+        auto bv = b->read();
+        int differ = 0;
+        for (int y = 0; y < h; ++y)
+          for (int x = 0; x < w; ++x)
+            for (int c = 0; c < 3; ++c)
+              differ += av->plane(0).unchecked_row(y)[x * 3 + c] != bv->plane(0).unchecked_row(y)[x * 4 + c];
+        EXPECT_EQ(differ, 0) << name(yuv) << " -> " << name(three) << " bt709 " << color.bt709
+                             << " full " << color.full_range << " gbr " << color.gbr;
+      }
+    }
   }
 }
 
