@@ -23,24 +23,6 @@
 namespace pixpath::python {
 namespace {
 
-// A buffer export held for the duration of a call (released with the GIL held).
-class HeldBuffer {
- public:
-  HeldBuffer(py::handle obj, int flags) {
-    if (PyObject_GetBuffer(obj.ptr(), &buf_, flags) != 0) throw py::error_already_set();
-  }
-  ~HeldBuffer() { PyBuffer_Release(&buf_); }
-  HeldBuffer(const HeldBuffer&) = delete;
-  HeldBuffer& operator=(const HeldBuffer&) = delete;
-  const Py_buffer& get() const { return buf_; }
-  std::span<const uint8_t> bytes() const {
-    return {static_cast<const uint8_t*>(buf_.buf), static_cast<size_t>(buf_.len)};
-  }
-
- private:
-  Py_buffer buf_{};
-};
-
 struct Request {
   std::string coding;  // "" = sniff
   std::optional<PixelFormat> format;
@@ -260,7 +242,9 @@ std::mutex g_gpu_mu;
 std::shared_ptr<cuda::GpuJpegDecoder> g_gpu;
 std::optional<Error> g_gpu_error;
 
-Result<std::shared_ptr<cuda::GpuJpegDecoder>> gpu_decoder() {
+}  // namespace
+
+Result<std::shared_ptr<cuda::GpuJpegDecoder>> shared_gpu_decoder() {
   std::lock_guard<std::mutex> lock(g_gpu_mu);
   if (g_gpu) return g_gpu;
   if (g_gpu_error) return *g_gpu_error;
@@ -275,6 +259,8 @@ Result<std::shared_ptr<cuda::GpuJpegDecoder>> gpu_decoder() {
   return g_gpu;
 }
 
+namespace {
+
 Result<Decoded> decode_gpu(const Request& rq, std::span<const uint8_t> data) {
   PIXPATH_TRY(std::string coding, resolve_coding(rq, data));
   if (coding != "jpeg" && coding != "jpega") {
@@ -284,7 +270,7 @@ Result<Decoded> decode_gpu(const Request& rq, std::span<const uint8_t> data) {
   if (rq.format && *rq.format != PixelFormat::RGBA) {
     return decode_error(coding, ErrorCode::Unsupported, "gpu decode", "GPU pictures are RGBA");
   }
-  PIXPATH_TRY(auto gpu, gpu_decoder());
+  PIXPATH_TRY(auto gpu, shared_gpu_decoder());
   cuda::GpuDecodeParams gp;
   gp.width = rq.params.width;
   gp.height = rq.params.height;

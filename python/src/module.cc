@@ -8,6 +8,7 @@ PYBIND11_MODULE(_pixpath, m) {
   register_errors(m);
   register_picture(m);
   register_decode(m);
+  register_video(m);
   register_paint(m);
   register_client(m);
 }

@@ -105,6 +105,9 @@ DrawOptions draw_options(const py::dict& o) {
       d.scaled_height = t.second;
     } else if (k == "paint") d.paint = v.cast<bool>();
     else if (k == "quality") d.quality = v.cast<int>();
+    else if (k == "csc") d.csc = v.cast<std::string>();
+    else if (k == "frame") d.frame = v.cast<int64_t>();
+    else if (k == "delayed") d.delayed = v.cast<int64_t>();
     else if (k == "scroll") {
       for (auto r : v.cast<py::list>()) {
         auto t = r.cast<std::vector<int>>();

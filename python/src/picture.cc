@@ -6,6 +6,7 @@
 #include <cstring>
 #include <string>
 
+#include "pixpath/codecs/video_decoder.h"
 #include "pixpath/core/counters.h"
 #include "pixpath/core/pixel_ops.h"
 #include "cuda_streams.h"
@@ -231,6 +232,12 @@ py::dict counters_dict() {
   d["unreleased"] = c.unreleased;
   d["pending_stream_releases"] = pending_stream_releases();
   d["kinds"] = kinds;
+  const codecs::VideoBufferCounters v = codecs::video_buffer_counters();
+  py::dict video;
+  video["made"] = v.made;
+  video["freed"] = v.freed;
+  video["live"] = v.live();
+  d["video_buffers"] = video;
   return d;
 }
 
@@ -389,7 +396,8 @@ storage alive. CUDA pictures export DLPack (``torch.from_dlpack``, ``cupy.from_d
   m.def("counters", &counters_dict, R"doc(
 pixpath's process-wide counters: live storages and bytes (in total and per memory kind),
 storages created and released, pixel copies made, releases deferred to a release domain,
-releases dropped after their domain shut down, and CUDA pictures whose DLPack consumer has let
+releases dropped after their domain shut down, video frame buffers made and freed
+(video_buffers: libavcodec's frames, host and GPU; live = made - freed), and CUDA pictures whose DLPack consumer has let
 go but whose stream is still busy (pending_stream_releases: dropped once it is done). Compare two snapshots to measure leaks and
 copies.)doc");
 }

@@ -17,8 +17,10 @@
 
 #include <pybind11/pybind11.h>
 
+#include <cstdint>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
 
 #include "pixpath/core/picture.h"
@@ -27,6 +29,9 @@
 
 namespace pixpath {
 struct DamageAck;
+namespace cuda {
+class GpuJpegDecoder;
+}
 namespace paint {
 struct PaintReport;
 }
@@ -44,6 +49,24 @@ struct PyPicture {
 
 struct PyReleaseDomain {
   std::shared_ptr<ReleaseDomain> domain;
+};
+
+// A buffer export held for the duration of a call (released with the GIL held).
+class HeldBuffer {
+ public:
+  HeldBuffer(py::handle obj, int flags) {
+    if (PyObject_GetBuffer(obj.ptr(), &buf_, flags) != 0) throw py::error_already_set();
+  }
+  ~HeldBuffer() { PyBuffer_Release(&buf_); }
+  HeldBuffer(const HeldBuffer&) = delete;
+  HeldBuffer& operator=(const HeldBuffer&) = delete;
+  const Py_buffer& get() const { return buf_; }
+  std::span<const uint8_t> bytes() const {
+    return {static_cast<const uint8_t*>(buf_.buf), static_cast<size_t>(buf_.len)};
+  }
+
+ private:
+  Py_buffer buf_{};
 };
 
 // errors.cc: pixpath.Error (code, coding, stage, reason) and pixpath.DecodeWarning.
@@ -75,6 +98,12 @@ void register_dlpack(py::class_<PyPicture>& cls);
 
 // decode.cc: decode(), inspect(), codings(), libraries().
 void register_decode(py::module_& m);
+// The process's one GPU decoder (the CUDA module beside the extension), made on first use; its
+// failure is kept and returned again. Any thread, GIL released or not.
+Result<std::shared_ptr<cuda::GpuJpegDecoder>> shared_gpu_decoder();
+
+// video.cc: VideoDecoder, read_recording().
+void register_video(py::module_& m);
 
 // paint.cc: CpuBacking, PaintEngine, play().
 void register_paint(py::module_& m);
