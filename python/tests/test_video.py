@@ -108,6 +108,31 @@ def test_video_frames_paint_what_the_player_paints(tmp_path, sample):
 
 
 @needs_video
+def test_paint_engine_takes_recorded_video_draws(tmp_path):
+    """A recording's draws submitted one by one to PaintEngine (their options as read_recording()
+    gives them: csc, frame) paint what play() paints."""
+    events = pixpath.read_recording(str(SAMPLE))
+    backing = pixpath.CpuBacking()
+    acks = []
+    with pixpath.PaintEngine(backing, on_ack=acks.append) as eng:
+        for e in events:
+            if e["type"] == "window-new":
+                eng.window_new(e["wid"], e["w"], e["h"])
+            elif e["type"] == "draw":
+                eng.submit(e["wid"], e["x"], e["y"], e["w"], e["h"], e["coding"], e["data"],
+                           sequence=e["sequence"], rowstride=e["rowstride"], options=e["options"])
+        assert eng.wait_idle(20)
+        draws = sum(e["type"] == "draw" for e in events)
+        assert len(acks) == draws and all(a["decode_time_us"] > 0 for a in acks), \
+            [a for a in acks if a["decode_time_us"] <= 0][:3]
+        pixpath.play(str(SAMPLE), pace="max", snapshot_dir=str(tmp_path))
+        for wid in backing.windows():
+            ref = pil_decode((tmp_path / f"window-{wid}.png").read_bytes(), "RGB")
+            fb = np.asarray(backing.snapshot(wid))[..., 2::-1]  # BGRX -> RGB
+            np.testing.assert_array_equal(fb, ref)
+
+
+@needs_video
 @pytest.mark.parametrize("fmt,channels,order", [("RGB", 3, (0, 1, 2)), ("BGR", 3, (2, 1, 0)),
                                                   ("RGBA", 4, (0, 1, 2)), ("BGRX", 4, (2, 1, 0))])
 def test_video_formats(fmt, channels, order):
