@@ -20,6 +20,7 @@
 #include <cmath>
 #include <functional>
 #include <map>
+#include <optional>
 #include <set>
 
 #include "pixpath/client/client_pipeline.h"
@@ -206,8 +207,10 @@ class Xpra6Codings : public ::testing::Test {
   }
 
   // Compares the window with the display: exact when every draw of it was lossless, else
-  // PSNR >= kLossyPsnrDb; `expect_lossless` says which the test expects.
-  static void expect_window_matches(const Seen& s, const std::string& title, bool expect_lossless) {
+  // PSNR >= kLossyPsnrDb; `expect_lossless` says which the test expects (nullopt: either, as
+  // the server chose).
+  static void expect_window_matches(const Seen& s, const std::string& title,
+                                    std::optional<bool> expect_lossless) {
     SCOPED_TRACE(title);
     auto want = display_picture(s, title);
     ASSERT_TRUE(want);
@@ -216,7 +219,7 @@ class Xpra6Codings : public ::testing::Test {
     std::fprintf(stderr, "== %s vs X display: %s\n", title.c_str(), d.describe().c_str());
     ASSERT_TRUE(d.same_size);
     const bool lossy = s.lossy.count(title) > 0;
-    EXPECT_EQ(lossy, !expect_lossless) << "codings of the window:\n" << describe(s);
+    if (expect_lossless) EXPECT_EQ(lossy, !*expect_lossless) << "codings of the window:\n" << describe(s);
     if (lossy)
       EXPECT_GE(d.psnr_db, kLossyPsnrDb) << d.describe();
     else
@@ -321,20 +324,24 @@ TEST_F(Xpra6Codings, PngGrayscale) {
 
 // jpeg: offered without png and webp, 6.x sends jpeg even for text (at quality 100); xeyes at
 // the client's quality.
+// The static xterm's one update may come as rgb24 instead (CI, 2026-12-03: the server's choice
+// under load), which must then be exact; xeyes is always jpeg.
 TEST_F(Xpra6Codings, Jpeg) {
   auto s = attach(offer({"jpeg", "rgb24", "rgb32"}, 60));
   EXPECT_EQ(s.errors, 0);
   EXPECT_GT(s.painted["jpeg"], 0) << describe(s);
-  for (const std::string& title : {kStaticXterm, kEyes}) expect_window_matches(s, title, false);
+  expect_window_matches(s, kStaticXterm, std::nullopt);
+  expect_window_matches(s, kEyes, false);
 }
 
 // webp with quality 50: text (the xterm) is sent at quality 100, which 6.x's webp encoder
-// makes lossless; xeyes (no content type) at quality 50, lossy.
+// makes lossless (or, the server's choice under load, as rgb24: lossless too); xeyes (no
+// content type) at quality 50, lossy.
 TEST_F(Xpra6Codings, WebpLosslessAndLossy) {
   auto s = attach(offer({"webp", "png", "rgb24", "rgb32", "jpeg"}, 50));
   EXPECT_EQ(s.errors, 0);
   EXPECT_GT(s.painted["webp"], 0) << describe(s);
-  EXPECT_GT(s.codings[kStaticXterm]["webp"], 0) << describe(s);
+  EXPECT_GT(s.codings[kStaticXterm]["webp"] + s.codings[kStaticXterm]["rgb24"], 0) << describe(s);
   EXPECT_GT(s.codings[kEyes]["webp"], 0) << describe(s);
   expect_window_matches(s, kStaticXterm, true);
   expect_window_matches(s, kEyes, false);
