@@ -5,6 +5,8 @@ import numpy as np
 import pytest
 from PIL import Image
 
+import pixpath
+
 
 def screen_like(width, height, alpha=False, seed=1):
     """Text-like strokes on flat colours with a gradient band: what a desktop looks like."""
@@ -44,3 +46,12 @@ def rgb_picture():
 @pytest.fixture(scope="session")
 def rgba_picture():
     return screen_like(131, 77, alpha=True, seed=2)
+
+
+def gpu_reason():
+    """Why GPU tests skip here (no GPU module, driver or device), or None where they run."""
+    try:
+        pixpath.gpu_info()
+    except pixpath.Error as e:
+        return f"no GPU decoder here: {e}"
+    return None

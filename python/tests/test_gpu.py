@@ -8,16 +8,7 @@ import numpy as np
 import pytest
 
 import pixpath
-from conftest import encode, pil_decode, screen_like
-
-
-def gpu_reason():
-    try:
-        pixpath.gpu_info()
-    except pixpath.Error as e:
-        return f"no GPU decoder here: {e}"
-    return None
-
+from conftest import encode, gpu_reason, pil_decode, screen_like
 
 REASON = gpu_reason()
 needs_gpu = pytest.mark.skipif(REASON is not None, reason=str(REASON))

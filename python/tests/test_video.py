@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 import pixpath
-from conftest import pil_decode
+from conftest import gpu_reason, pil_decode
 
 DATA = Path(os.environ.get("PIXPATH_TEST_DATA", Path(__file__).resolve().parents[2] / "tests/data"))
 SAMPLE = DATA / "sample-video.pxrec"  # xpra 3.1.3: h264 4:4:4 and vp8
@@ -234,29 +234,16 @@ def test_video_errors():
     assert e.value.coding == key[0]
 
 
-def test_video_on_cuda_without_gpu_fails_cleanly():
-    try:
-        pixpath.gpu_info()
-    except pixpath.Error:
-        with pytest.raises(pixpath.Error) as e:
-            pixpath.VideoDecoder("h264", 64, 64, device="cuda")
-        assert e.value.code == "Unavailable" and e.value.reason
-        return
-    pytest.skip("a GPU is present: the failure path is not reachable here")
-
-
-def gpu_reason():
-    if not pixpath.video_codings():
-        return "built without libavcodec"
-    try:
-        pixpath.gpu_info()
-    except pixpath.Error as e:
-        return f"no GPU decoder here: {e}"
-    return None
-
-
-GPU_REASON = gpu_reason()
+GPU_REASON = "built without libavcodec" if not pixpath.video_codings() else gpu_reason()
 needs_gpu = pytest.mark.skipif(GPU_REASON is not None, reason=str(GPU_REASON))
+
+
+def test_video_on_cuda_without_gpu_fails_cleanly():
+    if gpu_reason() is None:
+        pytest.skip("a GPU is present: the failure path is not reachable here")
+    with pytest.raises(pixpath.Error) as e:
+        pixpath.VideoDecoder("h264", 64, 64, device="cuda")
+    assert e.value.code == "Unavailable" and e.value.reason
 
 
 @needs_gpu
