@@ -146,8 +146,8 @@ class PyVideoDecoder {
     if (frame) {
       PIXPATH_TRY(Picture p, convert(*frame));
       out.pictures.push_back(std::move(p));
+      out.warning = warning_for(*frame);
     }
-    out.warning = take_warning();
     return out;
   }
 
@@ -158,8 +158,8 @@ class PyVideoDecoder {
     for (const codecs::VideoFrame& f : frames) {
       PIXPATH_TRY(Picture p, convert(f));
       out.pictures.push_back(std::move(p));
+      if (!out.warning) out.warning = warning_for(f);
     }
-    out.warning = take_warning();
     return out;
   }
 
@@ -173,13 +173,12 @@ class PyVideoDecoder {
     PIXPATH_TRY(PictureView dst, out->write());
     auto r = paint::yuv_to_rgb(src, frame.color, dst);
     if (!r.ok()) return r.error().within(params_.coding, "convert");
-    if (cuda_ && !warned_cpu_) cpu_frames_on_cuda_ = true;
     return std::move(*out);
   }
 
   // The first CPU frame of a GPU-requested stream: one warning naming libavcodec's reason.
-  std::optional<Error> take_warning() PIXPATH_REQUIRES(mu_) {
-    if (!cpu_frames_on_cuda_ || warned_cpu_) return std::nullopt;
+  std::optional<Error> warning_for(const codecs::VideoFrame& frame) PIXPATH_REQUIRES(mu_) {
+    if (!cuda_ || frame.on_gpu() || warned_cpu_) return std::nullopt;
     warned_cpu_ = true;
     const std::string note = decoder_->stats().gpu_note;
     return video_error(params_.coding, ErrorCode::Unavailable, "gpu video decode",
@@ -194,7 +193,6 @@ class PyVideoDecoder {
   std::shared_ptr<cuda::GpuJpegDecoder> gpu_;  // device "cuda": converts NVDEC's frames
   Mutex mu_;
   std::unique_ptr<codecs::VideoDecoder> decoder_ PIXPATH_GUARDED_BY(mu_);
-  bool cpu_frames_on_cuda_ PIXPATH_GUARDED_BY(mu_) = false;
   bool warned_cpu_ PIXPATH_GUARDED_BY(mu_) = false;
 };
 
