@@ -20,37 +20,29 @@ using namespace pixpath;
 
 int main(int argc, char** argv) {
   CLI::App app{"Write a recording of synthetic 4:2:0 video draws, one window per coding"};
-  std::string out, size = "320x240", codings = "h264,vp8,vp9";
+  std::string out, size = "320x240";
+  std::vector<std::string> codings = {"h264", "vp8", "vp9"};
   int frames = 12;
   app.add_option("OUT", out, "The recording to write (.pxrec)")->required();
   app.add_option("--size", size, "Each window's size, WxH")->capture_default_str();
   app.add_option("--frames", frames, "Frames per stream")->capture_default_str()->check(CLI::Range(1, 1000));
-  app.add_option("--codings", codings, "Comma-separated video codings")->capture_default_str();
+  app.add_option("--codings", codings, "Comma-separated video codings")->delimiter(',')->capture_default_str();
   CLI11_PARSE(app, argc, argv);
   int w = 0, h = 0;
   if (std::sscanf(size.c_str(), "%dx%d", &w, &h) != 2 || w < 16 || h < 16 || w > 4096 || h > 4096) {
     std::fprintf(stderr, "make_video_recording: --size must be WxH between 16 and 4096, not '%s'\n", size.c_str());
     return 2;
   }
-  auto writer = paint::RecordingWriter::create(out);
-  if (!writer.ok()) {
-    std::fprintf(stderr, "make_video_recording: %s\n", writer.error().message().c_str());
+  auto fail = [](const Error& e) {
+    std::fprintf(stderr, "make_video_recording: %s\n", e.message().c_str());
     return 1;
-  }
-  std::vector<std::string> list;
-  for (size_t at = 0; at <= codings.size();) {
-    size_t comma = codings.find(',', at);
-    if (comma == std::string::npos) comma = codings.size();
-    if (comma > at) list.push_back(codings.substr(at, comma - at));
-    at = comma + 1;
-  }
+  };
+  auto writer = paint::RecordingWriter::create(out);
+  if (!writer.ok()) return fail(writer.error());
   int64_t t = 0, sequence = 0, wid = 0;
-  for (const std::string& coding : list) {
+  for (const std::string& coding : codings) {
     auto stream = codecs::testing::encode_video(coding, w, h, frames);
-    if (!stream.ok()) {
-      std::fprintf(stderr, "make_video_recording: %s\n", stream.error().message().c_str());
-      return 1;
-    }
+    if (!stream.ok()) return fail(stream.error());
     ++wid;
     paint::RecordedEvent win;
     win.type = paint::RecordType::WindowNew;
@@ -59,10 +51,7 @@ int main(int argc, char** argv) {
     win.x = int(wid - 1) * w;
     win.w = w;
     win.h = h;
-    if (auto r = writer->write(win); !r.ok()) {
-      std::fprintf(stderr, "make_video_recording: %s\n", r.error().message().c_str());
-      return 1;
-    }
+    if (auto r = writer->write(win); !r.ok()) return fail(r.error());
     for (size_t i = 0; i < stream->packets.size(); ++i) {
       paint::RecordedEvent e;
       e.type = paint::RecordType::Draw;
@@ -76,16 +65,10 @@ int main(int argc, char** argv) {
       e.draw.sequence = ++sequence;
       e.draw.options.csc = "YUV420P";
       e.draw.options.frame = int64_t(i);
-      if (auto r = writer->write(e); !r.ok()) {
-        std::fprintf(stderr, "make_video_recording: %s\n", r.error().message().c_str());
-        return 1;
-      }
+      if (auto r = writer->write(e); !r.ok()) return fail(r.error());
     }
   }
-  if (auto r = writer->close(); !r.ok()) {
-    std::fprintf(stderr, "make_video_recording: %s\n", r.error().message().c_str());
-    return 1;
-  }
-  std::printf("%s: %zu windows, %d frames each, %dx%d 4:2:0\n", out.c_str(), list.size(), frames, w, h);
+  if (auto r = writer->close(); !r.ok()) return fail(r.error());
+  std::printf("%s: %zu windows, %d frames each, %dx%d 4:2:0\n", out.c_str(), codings.size(), frames, w, h);
   return 0;
 }
