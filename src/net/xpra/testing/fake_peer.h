@@ -31,11 +31,16 @@ namespace pixpath::xpra::testing {
 class FakePeer {
  public:
   // receive_buffer > 0: SO_RCVBUF of the accepted socket (small, so that a peer that stops
-  // reading blocks the client's sends soon).
+  // reading blocks the client's sends soon). The segment size is made small as well: Linux
+  // sizes the client's send buffer from it, and loopback's 64 KiB segments give the client
+  // about 4 MiB to fill (some 94,000 ping_echo packets, over 30 s under ThreadSanitizer on a
+  // loaded machine) before a send blocks at all; 256-byte segments leave some 6,000-11,000.
   explicit FakePeer(int receive_buffer = 0) {
     listen_fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (receive_buffer > 0) {
       ::setsockopt(listen_fd_, SOL_SOCKET, SO_RCVBUF, &receive_buffer, sizeof receive_buffer);
+      int segment = 256;
+      ::setsockopt(listen_fd_, IPPROTO_TCP, TCP_MAXSEG, &segment, sizeof segment);
     }
     sockaddr_in a{};
     a.sin_family = AF_INET;
