@@ -38,9 +38,12 @@ struct LiveServer {
         argv, tmp, std::map<std::string, std::string>{{"DISPLAY", ":" + std::to_string(display())},
                                                       {"LIBGL_ALWAYS_SOFTWARE", "1"}});
   }
+  // The first printf asks xterm (CSI 8;rows;cols t) for its 60x12 size again: under load the
+  // server's window manager sometimes maps it at one character (10x17 pixels), and it stays so.
   void start_static_xterm(const std::string& tmp) {
     start_app(kStaticXterm,
-              {"xterm", "-T", kStaticXterm, "-geometry", "60x12+0+0", "-e", "sh", "-c",
+              {"xterm", "-T", kStaticXterm, "-geometry", "60x12+0+0", "-xrm", "*allowWindowOps: true", "-e", "sh", "-c",
+               "printf '\\033[8;12;60t'; "
                "printf 'pixpath static text\\nthe quick brown fox jumps over the lazy dog\\n'; "
                "seq 1 6; exec sleep 600"},
               tmp);
@@ -52,10 +55,13 @@ struct LiveServer {
   void start_glxgears(const std::string& tmp) {
     start_app("glxgears", {"nice", "-n", "10", "glxgears", "-geometry", "200x200+0+300"}, tmp);
   }
+  // Waits until every app's window is mapped and larger than one character (32x32 pixels;
+  // see start_static_xterm).
   void wait_for_apps(const std::string& tmp) {
     std::set<std::string> titles;
     for (const auto& [t, _] : apps) titles.insert(t);
-    ASSERT_TRUE(wait_for_x_windows(display(), tmp, titles, 30s)) << "X clients did not map";
+    ASSERT_TRUE(wait_for_x_windows(display(), tmp, titles, 30s, /*min_size=*/32))
+        << "X clients did not map at their sizes";
   }
   ~LiveServer() {
     apps.clear();  // kill the clients first, then the server (its destructor stops it)

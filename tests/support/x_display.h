@@ -50,13 +50,15 @@ inline std::optional<XWindow> find_x_window(int display, const std::string& tmp,
   return std::nullopt;
 }
 
-// Waits (bounded) until every title is a mapped window on the display.
+// Waits (bounded) until every title is a mapped window on the display, at least
+// min_size x min_size pixels.
 inline bool wait_for_x_windows(int display, const std::string& tmp, const std::set<std::string>& titles,
-                               std::chrono::milliseconds timeout) {
+                               std::chrono::milliseconds timeout, int min_size = 0) {
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   while (std::chrono::steady_clock::now() < deadline) {
     std::set<std::string> seen;
-    for (const auto& w : x_windows(display, tmp)) seen.insert(w.title);
+    for (const auto& w : x_windows(display, tmp))
+      if (w.w >= min_size && w.h >= min_size) seen.insert(w.title);
     bool all = true;
     for (const auto& t : titles) all &= seen.count(t) > 0;
     if (all) return true;
