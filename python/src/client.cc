@@ -306,12 +306,12 @@ stop() disconnects (as `pixpath attach` does on exit) and returns the final stat
         {
           py::gil_scoped_release nogil;
           // A window with a draw decoding straight into its framebuffer (a direct target) has
-          // no consistent picture to give: the backing refuses, and the snapshot is asked again
+          // no consistent picture to give: the backing refuses (Busy), and the snapshot is asked again
           // once that draw has had time to finish (CI, 2026-12-03: a snapshot taken while the
           // first draws were still arriving failed). For up to 2 s.
           for (int attempt = 0;; ++attempt) {
             r.emplace(c.on_ui_thread([wid](client::ClientPipeline*, paint::Backing& b) { return b.snapshot(wid); }));
-            const bool busy = !r->ok() && r->error().reason().find("direct target open") != std::string::npos;
+            const bool busy = !r->ok() && r->error().code() == ErrorCode::Busy;
             if (!busy || attempt == 400) break;
             std::this_thread::sleep_for(std::chrono::milliseconds(5));
           }

@@ -25,6 +25,7 @@ const char* code_name(ErrorCode c) {
     case ErrorCode::Protocol: return "Protocol";
     case ErrorCode::Unavailable: return "Unavailable";
     case ErrorCode::Cancelled: return "Cancelled";
+    case ErrorCode::Busy: return "Busy";
     case ErrorCode::Internal: return "Internal";
   }
   return "Internal";

@@ -17,6 +17,7 @@ std::string_view to_string(ErrorCode code) {
     case ErrorCode::Protocol: return "protocol";
     case ErrorCode::Unavailable: return "unavailable";
     case ErrorCode::Cancelled: return "cancelled";
+    case ErrorCode::Busy: return "busy";
     case ErrorCode::Internal: return "internal";
   }
   return "unknown";

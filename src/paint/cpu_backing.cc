@@ -60,7 +60,7 @@ Result<CpuBacking::Window*> CpuBacking::find(int64_t wid, std::string_view stage
 Result<CpuBacking::Window*> CpuBacking::find_idle(int64_t wid, std::string_view stage) {
   PIXPATH_TRY(Window * win, find(wid, stage));
   if (win->open_targets > 0)
-    return backing_error(ErrorCode::InvalidArgument, stage,
+    return backing_error(ErrorCode::Busy, stage,
                          "window " + std::to_string(wid) + " has a direct target open");
   return win;
 }

@@ -122,9 +122,14 @@ TEST(CpuBacking, DirectTargetBlocksOtherUseOfTheWindow) {
   EXPECT_FALSE(b.begin_direct(1, {2, 2, 4, 4}).ok());  // not inside
   auto t = b.begin_direct(1, {1, 1, 2, 2});
   ASSERT_TRUE(t.ok());
-  EXPECT_FALSE(b.resize_window(1, 8, 8).ok());
-  EXPECT_FALSE(b.snapshot(1).ok());
-  EXPECT_FALSE(b.paint(1, 0, 0, bgrx_picture(1, 1, coords)).ok());
+  auto resized = b.resize_window(1, 8, 8);
+  auto snap = b.snapshot(1);
+  auto painted = b.paint(1, 0, 0, bgrx_picture(1, 1, coords));
+  ASSERT_FALSE(resized.ok());
+  ASSERT_FALSE(snap.ok());
+  ASSERT_FALSE(painted.ok());
+  for (const Error& e : {resized.error(), snap.error(), painted.error()})
+    EXPECT_EQ(e.code(), ErrorCode::Busy) << e.message();
   std::memset(t->view.plane(0).row(0).data(), 0x40, 8);
   ASSERT_TRUE(b.end_direct(*t, true).ok());
   EXPECT_EQ(testing::window_pixel(b, 1, 1, 1), 0xFF404040u);

@@ -39,6 +39,7 @@ enum class ErrorCode {
   Protocol,     // a peer broke the wire protocol
   Unavailable,  // a backend (GPU, GL, a server) is not there
   Cancelled,    // shut down before it ran
+  Busy,         // in use right now (e.g. a window a draw is decoding into): asking again can work
   Internal,
 };
 

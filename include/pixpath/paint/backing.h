@@ -14,7 +14,7 @@
 //   - the caller (one thread) may write the view's pixels, and nothing else;
 //   - the owner must not resize, destroy, scroll, paint or snapshot that window (the engine
 //     guarantees it by keeping that window's later work queued behind the target); the CPU
-//     backing refuses such calls with ErrorCode::InvalidArgument instead of racing;
+//     backing refuses such calls with ErrorCode::Busy instead of racing;
 //   - the view stays valid (the framebuffer is neither moved nor reallocated).
 // end_direct() (owner thread) closes the target; `written` says whether the pixels are now
 // complete (a GL backing uploads them then; the CPU backing has nothing left to do).
