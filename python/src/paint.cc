@@ -86,42 +86,6 @@ struct PyPaintEngine {
   }
 };
 
-DrawOptions draw_options(const py::dict& o) {
-  DrawOptions d;
-  for (auto item : o) {
-    const std::string k = item.first.cast<std::string>();
-    py::handle v = item.second;
-    if (k == "rgb_format") d.rgb_format = v.cast<std::string>();
-    else if (k == "zlib") d.zlib = v.cast<int>();
-    else if (k == "lz4") d.lz4 = v.cast<int>();
-    else if (k == "store") d.store = v.cast<int64_t>();
-    else if (k == "delta") d.delta = v.cast<int64_t>();
-    else if (k == "bucket") d.bucket = v.cast<int>();
-    else if (k == "flush") d.flush = v.cast<int64_t>();
-    else if (k == "alpha-offset" || k == "alpha_offset") d.alpha_offset = v.cast<int64_t>();
-    else if (k == "scaled_size") {
-      auto t = v.cast<std::pair<int, int>>();
-      d.scaled_width = t.first;
-      d.scaled_height = t.second;
-    } else if (k == "paint") d.paint = v.cast<bool>();
-    else if (k == "quality") d.quality = v.cast<int>();
-    else if (k == "csc") d.csc = v.cast<std::string>();
-    else if (k == "frame") d.frame = v.cast<int64_t>();
-    else if (k == "delayed") d.delayed = v.cast<int64_t>();
-    else if (k == "scroll") {
-      for (auto r : v.cast<py::list>()) {
-        auto t = r.cast<std::vector<int>>();
-        if (t.size() != 6) {
-          raise_error(Error(ErrorCode::InvalidArgument, "scroll", "options",
-                            "each scroll rectangle is (x, y, w, h, dx, dy)"));
-        }
-        d.scroll.push_back(ScrollRect{t[0], t[1], t[2], t[3], t[4], t[5]});
-      }
-    }  // other keys are dropped, as the wire parser drops them
-  }
-  return d;
-}
-
 py::dict play_result_dict(const paint::PlayResult& r) {
   auto stats = [](const paint::CodingStats& c) {
     py::dict d;

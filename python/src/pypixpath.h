@@ -26,6 +26,7 @@
 #include "pixpath/core/picture.h"
 #include "pixpath/core/release_domain.h"
 #include "pixpath/core/result.h"
+#include "pixpath/wire/draw_packet.h"
 
 namespace pixpath {
 struct DamageAck;
@@ -107,6 +108,11 @@ void register_video(py::module_& m);
 
 // paint.cc: CpuBacking, PaintEngine, play().
 void register_paint(py::module_& m);
+
+// A draw's options from a Python dict (unknown keys dropped, as on the wire) and back
+// (draw_options.cc).
+DrawOptions draw_options(const py::dict& o);
+py::dict options_dict(const DrawOptions& o);
 // One ack as the dict the `on_ack` callbacks get (PaintEngine and attach: the same keys).
 py::dict ack_dict(const DamageAck& ack, const paint::PaintReport& report);
 // client.cc: attach() and Client.

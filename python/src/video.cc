@@ -196,30 +196,6 @@ class PyVideoDecoder {
   bool warned_cpu_ PIXPATH_GUARDED_BY(mu_) = false;
 };
 
-py::dict options_dict(const DrawOptions& o) {
-  py::dict d;
-  if (!o.rgb_format.empty()) d["rgb_format"] = o.rgb_format;
-  if (o.zlib) d["zlib"] = o.zlib;
-  if (o.lz4) d["lz4"] = o.lz4;
-  if (o.store) d["store"] = *o.store;
-  if (o.delta) d["delta"] = *o.delta;
-  if (o.bucket) d["bucket"] = o.bucket;
-  if (o.flush) d["flush"] = *o.flush;
-  if (o.alpha_offset) d["alpha_offset"] = *o.alpha_offset;
-  if (o.scaled_width && o.scaled_height) d["scaled_size"] = py::make_tuple(*o.scaled_width, *o.scaled_height);
-  if (!o.scroll.empty()) {
-    py::list rects;
-    for (const ScrollRect& r : o.scroll) rects.append(py::make_tuple(r.x, r.y, r.w, r.h, r.dx, r.dy));
-    d["scroll"] = rects;
-  }
-  if (!o.paint) d["paint"] = false;
-  if (o.quality >= 0) d["quality"] = o.quality;
-  if (!o.csc.empty()) d["csc"] = o.csc;
-  if (o.frame) d["frame"] = *o.frame;
-  if (o.delayed) d["delayed"] = o.delayed;
-  return d;
-}
-
 const char* type_name(paint::RecordType t) {
   switch (t) {
     case paint::RecordType::WindowNew: return "window-new";

@@ -107,29 +107,50 @@ def test_video_frames_paint_what_the_player_paints(tmp_path, sample):
         assert diff.max() == 0, f"window {wid}: {np.count_nonzero(diff)} values differ, at most {diff.max()}"
 
 
-@needs_video
-def test_paint_engine_takes_recorded_video_draws(tmp_path):
-    """A recording's draws submitted one by one to PaintEngine (their options as read_recording()
-    gives them: csc, frame) paint what play() paints."""
-    events = pixpath.read_recording(str(SAMPLE))
+def replay_through_engine(path, tmp_path):
+    """A recording's draws submitted one by one to PaintEngine, their options as
+    read_recording() gives them (the dict -> DrawOptions -> dict round trip of
+    python/src/draw_options.cc): every draw is acked and the windows equal what play() paints.
+    Returns the option keys the recording's draws carried."""
+    events = pixpath.read_recording(str(path))
     backing = pixpath.CpuBacking()
     acks = []
+    keys = set()
     with pixpath.PaintEngine(backing, on_ack=acks.append) as eng:
         for e in events:
             if e["type"] == "window-new":
                 eng.window_new(e["wid"], e["w"], e["h"])
             elif e["type"] == "draw":
+                keys |= set(e["options"])
                 eng.submit(e["wid"], e["x"], e["y"], e["w"], e["h"], e["coding"], e["data"],
                            sequence=e["sequence"], rowstride=e["rowstride"], options=e["options"])
         assert eng.wait_idle(20)
         draws = sum(e["type"] == "draw" for e in events)
         assert len(acks) == draws and all(a["decode_time_us"] > 0 for a in acks), \
             [a for a in acks if a["decode_time_us"] <= 0][:3]
-        pixpath.play(str(SAMPLE), pace="max", snapshot_dir=str(tmp_path))
+        pixpath.play(str(path), pace="max", snapshot_dir=str(tmp_path))
         for wid in backing.windows():
             ref = pil_decode((tmp_path / f"window-{wid}.png").read_bytes(), "RGB")
             fb = np.asarray(backing.snapshot(wid))[..., 2::-1]  # BGRX -> RGB
             np.testing.assert_array_equal(fb, ref)
+    return keys
+
+
+@needs_video
+def test_paint_engine_takes_recorded_video_draws(tmp_path):
+    keys = replay_through_engine(SAMPLE, tmp_path)
+    assert {"csc", "frame"} <= keys, keys
+
+
+@pytest.mark.parametrize("name, carried", [
+    ("sample.pxrec", {"rgb_format", "lz4", "store", "delta", "bucket", "flush"}),  # 3.1: deltas
+    ("sample-xpra6.pxrec", {"rgb_format", "lz4", "quality", "flush"}),  # 6.x: jpeg, webp, rgb24
+])
+def test_paint_engine_takes_recorded_picture_draws(tmp_path, name, carried):
+    """The same for the 3.1 and 6.x sample sessions: a delta draw whose store/delta/bucket were
+    lost in the round trip would paint wrong pixels."""
+    keys = replay_through_engine(DATA / name, tmp_path)
+    assert carried <= keys, keys
 
 
 @needs_video
