@@ -324,8 +324,8 @@ TEST_P(AttachBoth, LocalDisplayByNumber) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Versions, AttachBoth, ::testing::Values(XpraVersion::V3_1, XpraVersion::V6),
-                         [](const auto& info) {
-                           return info.param == XpraVersion::V6 ? std::string("xpra6")
+                         [](const auto& version) {
+                           return version.param == XpraVersion::V6 ? std::string("xpra6")
                                                                 : std::string("xpra31");
                          });
 
