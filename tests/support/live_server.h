@@ -147,7 +147,7 @@ inline void expect_clean_session(const nlohmann::json& s, const xpra::testing::X
   EXPECT_FALSE(server.log_contains("timeout on screen updates")) << server.log_tail();
   EXPECT_FALSE(server.log_contains("delayed region timeout")) << server.log_tail();
   EXPECT_FALSE(server.log_contains("client ping timeout")) << server.log_tail();
-  EXPECT_FALSE(server.log_contains("Traceback")) << server.log_tail();
+  EXPECT_EQ(server.unexpected_tracebacks(), "") << server.log_tail();
 }
 
 // Compares a window's snapshot with the X display's picture of it; returns the difference

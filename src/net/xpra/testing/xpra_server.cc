@@ -368,6 +368,37 @@ bool XpraServer::log_contains(std::string_view text) const {
   return log_tail(SIZE_MAX).find(text) != std::string::npos;
 }
 
+std::string XpraServer::unexpected_tracebacks() const {
+  return ::pixpath::xpra::testing::unexpected_tracebacks(log_tail(SIZE_MAX));
+}
+
+namespace {
+
+bool known_xpra_race(std::string_view traceback) {
+  return traceback.find("in _keys_changed") != std::string_view::npos &&
+         traceback.find("RuntimeError: dictionary changed size during iteration") != std::string_view::npos;
+}
+
+}  // namespace
+
+std::string unexpected_tracebacks(std::string_view log) {
+  constexpr std::string_view kStart = "Traceback (most recent call last):";
+  std::string out;
+  for (size_t at = log.find(kStart); at != std::string_view::npos; at = log.find(kStart, at + 1)) {
+    // The frames are indented; the first line that is not ends the traceback.
+    size_t end = log.find('\n', at);
+    while (end != std::string_view::npos && end + 1 < log.size() && log[end + 1] == ' ')
+      end = log.find('\n', end + 1);
+    if (end != std::string_view::npos) end = log.find('\n', end + 1);  // the exception line
+    const std::string_view tb = log.substr(at, end == std::string_view::npos ? log.npos : end - at);
+    if (!known_xpra_race(tb)) {
+      out += tb;
+      out += '\n';
+    }
+  }
+  return out;
+}
+
 bool XpraServer::started_by_this_server(pid_t pid) const {
   if (dir_.empty()) return false;
   std::ifstream f(fmt::format("/proc/{}/environ", pid), std::ios::binary);

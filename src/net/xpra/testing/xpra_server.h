@@ -76,6 +76,15 @@ struct XpraServerOptions {
   std::chrono::milliseconds stop_timeout{10000};
 };
 
+// The Python tracebacks in an xpra log (each from "Traceback (most recent call last):" through
+// its exception line), less those of known races inside xpra that no client can cause or
+// avoid:
+//   - 3.1.3, input_server.py _keys_changed: "RuntimeError: dictionary changed size during
+//     iteration" when a client (the start-up probe) disconnects as keymap changes are
+//     re-enabled (CI dry run, 2026-12-03).
+// Concatenated; "" when none is left.
+std::string unexpected_tracebacks(std::string_view log);
+
 class XpraServer {
  public:
   // Starts `xpra start` and waits until its TCP port accepts connections. On failure the
@@ -109,6 +118,9 @@ class XpraServer {
   std::string log_tail(size_t bytes = 4000) const;
   // Does the server log contain `text`?
   bool log_contains(std::string_view text) const;
+  // The server log's Python tracebacks (each with its exception line), less the known races
+  // inside xpra itself (known_xpra_race); "" when there are none.
+  std::string unexpected_tracebacks() const;
 
  private:
   XpraServer() = default;
