@@ -351,11 +351,9 @@ TEST_F(Xpra6Codings, WebpLosslessAndLossy) {
 TEST_F(Xpra6Codings, ScrollIsNotOfferedAndWindowsStayExact) {
   const std::string title = "pixpath-scroll";
   live_->start_app(title,
-                   {"xterm", "-T", title, "-geometry", "70x20+0+260", "-xrm", "*allowWindowOps: true",
-                    "-e", "sh", "-c",
-                    "printf '\\033[8;20;70t'; "  // its size again (see start_static_xterm)
-                    "i=0; while :; do i=$((i+1)); echo \"line $i: the quick brown fox\"; "
-                    "sleep 0.1; done"},
+                   xterm_argv(title, 70, 20, 0, 260,
+                              "i=0; while :; do i=$((i+1)); echo \"line $i: the quick brown fox\"; "
+                              "sleep 0.1; done"),
                    tmp_->path);
   ASSERT_TRUE(wait_for_x_windows(live_->display(), tmp_->path, {title}, 30s, /*min_size=*/32));
   auto s = attach(offer({"scroll", "png", "webp", "rgb24", "rgb32"}, -1, 20), 5000ms,

@@ -57,10 +57,10 @@ TEST_P(VideoAttach, ScrollingXtermArrivesAsVideoAndIsPainted) {
   ASSERT_TRUE(live);
   // Scrolls for about 3 s once attach is connected, then stays still.
   live->start_app("scroller",
-                  {"xterm", "-T", "scroller", "-geometry", "70x20+0+0", "-e", "sh", "-c",
-                   "sleep 2.5; i=0; while [ $i -lt 100 ]; do echo \"pixpath video line $i: the "
-                   "quick brown fox jumps over the lazy dog\"; i=$((i+1)); sleep 0.03; done; "
-                   "sleep 600"},
+                  xterm_argv("scroller", 70, 20, 0, 0,
+                             "sleep 2.5; i=0; while [ $i -lt 100 ]; do echo \"pixpath video line $i: the "
+                             "quick brown fox jumps over the lazy dog\"; i=$((i+1)); sleep 0.03; done; "
+                             "sleep 600"),
                   tmp.path);
   live->wait_for_apps(tmp.path);
 
@@ -78,8 +78,11 @@ TEST_P(VideoAttach, ScrollingXtermArrivesAsVideoAndIsPainted) {
               s);
   expect_clean_session(s, *live->server);
   EXPECT_GT(painted(s, coding()), 0) << "no " << coding() << " draw painted";
-  for (const auto& c : s["per_coding"])
-    if (c["coding"] == coding()) EXPECT_EQ(c["errors"].get<int64_t>(), 0) << c.dump();
+  for (const auto& c : s["per_coding"]) {
+    if (c["coding"] == coding()) {
+      EXPECT_EQ(c["errors"].get<int64_t>(), 0) << c.dump();
+    }
+  }
   // The picture compared below is the video frames': no lossless refresh came (at most the
   // first paint of each window, before the video stream, in another coding).
   int64_t other = 0;

@@ -126,8 +126,7 @@ TEST_P(X11Attach, WindowsLikeTheServersWithKeyboardPointerAndClose) {
   auto live = start_live_server({}, {"--cursors=yes"}, GetParam().version);
   ASSERT_TRUE(live);
   const std::string typed = tmp / "typed.txt", clicks = tmp / "xev.txt";
-  live->start_app(kInput, {"xterm", "-T", kInput, "-geometry", "30x4+40+30", "-e", "sh", "-c", "exec cat > " + typed},
-                  tmp.path);
+  live->start_app(kInput, xterm_argv(kInput, 30, 4, 40, 30, "exec cat > " + typed), tmp.path);
   live->start_app(kClick, {"sh", "-c", "exec stdbuf -oL xev -geometry 200x120+400+60 -name " + kClick + " > " + clicks},
                   tmp.path);
   live->wait_for_apps(tmp.path);

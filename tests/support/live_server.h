@@ -13,6 +13,10 @@
 #include <gtest/gtest.h>
 
 #include <memory>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "net/xpra/testing/xpra_server.h"
@@ -24,6 +28,18 @@ namespace pixpath::testing {
 using namespace std::chrono_literals;
 
 inline const std::string kStaticXterm = "pixpath-static";
+
+// The argv of an xterm titled `title`, `cols` x `rows` characters at (x, y), running `command`
+// in sh. The shell first asks xterm for that size again (CSI 8;rows;cols t, allowed by
+// allowWindowOps): under load the server's window manager (3.1 and 6.x) sometimes maps an
+// xterm at one character, 10x17 pixels, and it stays so (6.x then sends it as rgb24 whatever
+// the client prefers; wait_for_apps would wait for it in vain).
+inline std::vector<std::string> xterm_argv(const std::string& title, int cols, int rows, int x, int y,
+                                           const std::string& command) {
+  return {"xterm", "-T", title, "-geometry", fmt::format("{}x{}+{}+{}", cols, rows, x, y),
+          "-xrm", "*allowWindowOps: true", "-e", "sh", "-c",
+          fmt::format("printf '\\033[8;{};{}t'; {}", rows, cols, command)};
+}
 
 struct LiveServer {
   std::unique_ptr<xpra::testing::XpraServer> server;
@@ -38,14 +54,11 @@ struct LiveServer {
         argv, tmp, std::map<std::string, std::string>{{"DISPLAY", ":" + std::to_string(display())},
                                                       {"LIBGL_ALWAYS_SOFTWARE", "1"}});
   }
-  // The first printf asks xterm (CSI 8;rows;cols t) for its 60x12 size again: under load the
-  // server's window manager sometimes maps it at one character (10x17 pixels), and it stays so.
   void start_static_xterm(const std::string& tmp) {
     start_app(kStaticXterm,
-              {"xterm", "-T", kStaticXterm, "-geometry", "60x12+0+0", "-xrm", "*allowWindowOps: true", "-e", "sh", "-c",
-               "printf '\\033[8;12;60t'; "
-               "printf 'pixpath static text\\nthe quick brown fox jumps over the lazy dog\\n'; "
-               "seq 1 6; exec sleep 600"},
+              xterm_argv(kStaticXterm, 60, 12, 0, 0,
+                         "printf 'pixpath static text\\nthe quick brown fox jumps over the lazy dog\\n'; "
+                         "seq 1 6; exec sleep 600"),
               tmp);
   }
   void start_xeyes(const std::string& tmp) { start_app("xeyes", {"xeyes", "-geometry", "150x100+420+0"}, tmp); }
