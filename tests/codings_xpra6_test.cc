@@ -355,7 +355,7 @@ TEST_F(Xpra6Codings, ScrollIsNotOfferedAndWindowsStayExact) {
                               "i=0; while :; do i=$((i+1)); echo \"line $i: the quick brown fox\"; "
                               "sleep 0.1; done"),
                    tmp_->path);
-  ASSERT_TRUE(wait_for_x_windows(live_->display(), tmp_->path, {title}, 30s, /*min_size=*/32));
+  ASSERT_TRUE(wait_for_x_windows(live_->display(), tmp_->path, {title}, 30s));
   auto s = attach(offer({"scroll", "png", "webp", "rgb24", "rgb32"}, -1, 20), 5000ms,
                   [&] { live_->apps[title]->signal(SIGSTOP); }, 3500ms);
   EXPECT_EQ(s.errors, 0);

@@ -8,10 +8,10 @@
 #include <atomic>
 #include <condition_variable>
 #include <deque>
+#include <chrono>
 #include <functional>
 #include <future>
 #include <mutex>
-#include <chrono>
 #include <thread>
 
 #include "pixpath/client/client_pipeline.h"

@@ -106,13 +106,13 @@ Result<std::shared_ptr<cuda::GpuJpegDecoder>> shared_gpu_decoder();
 // video.cc: VideoDecoder, read_recording().
 void register_video(py::module_& m);
 
-// paint.cc: CpuBacking, PaintEngine, play().
-void register_paint(py::module_& m);
-
-// A draw's options from a Python dict (unknown keys dropped, as on the wire) and back
-// (draw_options.cc).
+// draw_options.cc: a draw's options from a Python dict (unknown keys dropped, as on the wire)
+// and back.
 DrawOptions draw_options(const py::dict& o);
 py::dict options_dict(const DrawOptions& o);
+
+// paint.cc: CpuBacking, PaintEngine, play().
+void register_paint(py::module_& m);
 // One ack as the dict the `on_ack` callbacks get (PaintEngine and attach: the same keys).
 py::dict ack_dict(const DamageAck& ack, const paint::PaintReport& report);
 // client.cc: attach() and Client.

@@ -68,12 +68,12 @@ struct LiveServer {
   void start_glxgears(const std::string& tmp) {
     start_app("glxgears", {"nice", "-n", "10", "glxgears", "-geometry", "200x200+0+300"}, tmp);
   }
-  // Waits until every app's window is mapped and larger than one character (32x32 pixels;
-  // see start_static_xterm).
+  // Waits until every app's window is mapped at more than one character (wait_for_x_windows;
+  // see xterm_argv).
   void wait_for_apps(const std::string& tmp) {
     std::set<std::string> titles;
     for (const auto& [t, _] : apps) titles.insert(t);
-    ASSERT_TRUE(wait_for_x_windows(display(), tmp, titles, 30s, /*min_size=*/32))
+    ASSERT_TRUE(wait_for_x_windows(display(), tmp, titles, 30s))
         << "X clients did not map at their sizes";
   }
   ~LiveServer() {

@@ -51,9 +51,11 @@ inline std::optional<XWindow> find_x_window(int display, const std::string& tmp,
 }
 
 // Waits (bounded) until every title is a mapped window on the display, at least
-// min_size x min_size pixels.
+// min_size x min_size pixels: by default more than an xterm of one character (10x17), which
+// a test window only is when the server's window manager shrank it (support/live_server.h,
+// xterm_argv).
 inline bool wait_for_x_windows(int display, const std::string& tmp, const std::set<std::string>& titles,
-                               std::chrono::milliseconds timeout, int min_size = 0) {
+                               std::chrono::milliseconds timeout, int min_size = 32) {
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   while (std::chrono::steady_clock::now() < deadline) {
     std::set<std::string> seen;
