@@ -7,6 +7,7 @@ GPU machine and skip here with the reason."""
 import gc
 import os
 import threading
+import time
 from pathlib import Path
 
 import numpy as np
@@ -310,7 +311,13 @@ def test_nvdec_frames_through_dlpack(coding):
         msgs = [str(c.message) for c in caught if issubclass(c.category, pixpath.DecodeWarning)]
         assert len(msgs) == 1 and s["gpu_note"] and s["gpu_note"] in msgs[0], (msgs, s)
         print(f"{coding}: decoded on the CPU: {s['gpu_note']}")
-    del gpu
+    # Both decoders go (each holds its reference frames: 2-4 buffers), then every frame is
+    # freed once torch's stream and pixpath's releaser thread are done with it.
+    del a, cpu, gpu
     gc.collect()
     torch.cuda.synchronize()
-    assert pixpath.counters()["video_buffers"]["live"] == before
+    end = time.monotonic() + 10
+    while pixpath.counters()["pending_stream_releases"] and time.monotonic() < end:
+        time.sleep(0.005)
+    c = pixpath.counters()
+    assert c["video_buffers"]["live"] == before, c
