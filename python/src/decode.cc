@@ -9,6 +9,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <pybind11/stl.h>
@@ -149,14 +150,14 @@ std::optional<PixelFormat> format_from_buffer(const Py_buffer& b, const codecs::
 // from the kernel every time (glibc maps large blocks): for a 1080p RGB picture that is ~1500
 // page faults, as long as the decode itself on a loaded machine. Pictures of one size (a
 // loader's batch, a window's frames) come back to a pool when their last reference goes and
-// are reused. A few sizes at once, a few free blocks each; small pictures use malloc. Blocks
-// of 4 MiB and up are in transparent huge pages where the kernel allows it (core's
+// are reused. A few sizes at once, a free block per hardware thread each; small pictures use
+// malloc. Blocks of 4 MiB and up are in transparent huge pages where the kernel allows it (core's
 // allocate_host_block: ~5% faster TurboJPEG output at 4K than into 4 KiB pages).
 class PoolCache {
  public:
   static constexpr size_t kMinBytes = 256 * 1024;
   static constexpr size_t kSizes = 4;
-  static constexpr size_t kMaxIdleBytes = size_t{128} << 20;
+  static constexpr size_t kMaxIdleBytes = size_t{512} << 20;  // 17 blocks of 4K RGB
 
   StoragePool* pool_for(size_t bytes) {
     if (bytes < kMinBytes) return nullptr;
@@ -171,9 +172,11 @@ class PoolCache {
     StoragePoolConfig c;
     c.name = "python decode " + std::to_string(bytes);
     c.block_bytes = bytes;
-    // Enough free blocks for a few threads decoding at once (4 threads, 4K RGB: 5 blocks),
-    // at most 128 MiB of idle blocks per size.
-    c.max_free_blocks = std::clamp<size_t>(kMaxIdleBytes / bytes, 2, 8);
+    // One free block per hardware thread and one more, so that every thread of a loader
+    // decoding at once finds one (a fixed 5 for 4K RGB was fewer than 8 threads hold), at
+    // most kMaxIdleBytes of idle blocks per size and at least 2 blocks.
+    const size_t threads = std::max(1u, std::thread::hardware_concurrency());
+    c.max_free_blocks = std::clamp<size_t>(threads + 1, 2, std::max<size_t>(2, kMaxIdleBytes / bytes));
     auto pool = StoragePool::create(std::move(c));
     if (!pool.ok()) return nullptr;
     // The evicted pool's outstanding storages keep its state alive and free their blocks.
