@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """pixpath vs the Python peers on the CPU, on the same files: single-picture latency and
-throughput per thread count, for 1080p and 4K screen JPEGs, PNG and WebP.
+throughput per thread count (the median of --tp-rounds interleaved rounds), for 1080p and 4K
+screen JPEGs, PNG and WebP.
 
 Every decoder is asked for what an image pipeline wants: RGB pixels in an array-like object
 (numpy, or for pixpath a Picture exporting the buffer protocol; np.asarray on it is free).
@@ -270,6 +271,8 @@ def main():
     ap.add_argument("--seconds", type=float, default=1.0, help="per latency and throughput measurement")
     ap.add_argument("--threads", default="1,2,4", help="thread counts for throughput")
     ap.add_argument("--rounds", type=int, default=5, help="interleaved latency rounds (each decoder SECONDS in all)")
+    ap.add_argument("--tp-rounds", type=int, default=3,
+                    help="interleaved throughput rounds per thread count (SECONDS each; the median is kept)")
     ap.add_argument("--tag", default="cpu", help="output names: OUT/TAG-results.json, TAG-latency.svg, TAG-threads.svg")
     ap.add_argument("--only", default="", help="comma-separated substrings of file names to run")
     args = ap.parse_args()
@@ -301,14 +304,25 @@ def main():
             entry["best_ms"][name] = round(best, 3)
             entry["cpu_ms"][name] = round(cpu_ms, 3)
             entry["runs"][name] = n
-            tp = {}
-            for t in threads:
-                if name == "pixpath into=":
-                    make = lambda: (lambda d, b=np.empty(ref.shape, np.uint8): pixpath.decode(d, into=b))  # noqa: E731
-                else:
-                    make = lambda fn=fn: fn  # noqa: E731
-                tp[str(t)] = round(throughput(make, data, t, args.seconds), 1)
-            entry["throughput"][name] = tp
+
+        def make_for(name, fn):
+            if name == "pixpath into=":  # a buffer of its own per thread
+                return lambda: (lambda d, b=np.empty(ref.shape, np.uint8): pixpath.decode(d, into=b))
+            return lambda: fn
+        # Throughput in interleaved rounds (the decoders' order rotated each round), the median
+        # per decoder: one pass per decoder, one after the other, let the host's drift (other
+        # tenants, clocks) land on whichever decoder ran then.
+        names = list(libs)
+        for t in threads:
+            runs = {name: [] for name in names}
+            for r in range(args.tp_rounds):
+                for name in names[r % len(names):] + names[:r % len(names)]:
+                    runs[name].append(throughput(make_for(name, libs[name]), data, t, args.seconds))
+            for name in names:
+                entry["throughput"].setdefault(name, {})[str(t)] = round(statistics.median(runs[name]), 1)
+        for name in names:
+            ms, best, cpu_ms, tp = (entry["latency_ms"][name], entry["best_ms"][name],
+                                    entry["cpu_ms"][name], entry["throughput"][name])
             print(f"{label:22s} {name:20s} {ms:8.3f} ms (best {best:7.3f}, cpu {cpu_ms:7.3f})  " +
                   "  ".join(f"{t}T {v:7.1f}/s" for t, v in tp.items()), flush=True)
         results["files"][label] = entry
