@@ -7,6 +7,8 @@
 // RGB) have no planar pixpath format and decode to packed RGB only. CMYK/YCCK decode to packed
 // RGB formats only, converted as Pillow converts them (turbojpeg_decode.h).
 // decode() without a format gives RGBX (4 bytes per pixel, what xpra's own client asks for).
+// Large sequential YCbCr JPEGs decoded into packed formats use spare cores: the picture is cut
+// into bands decoded on helper threads (internal/jpeg_band_decode.h), byte for byte the same.
 #include <turbojpeg.h>
 
 #include "internal/builtin_codecs.h"

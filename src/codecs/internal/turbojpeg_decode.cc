@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "internal/codec_common.h"
+#include "internal/jpeg_band_decode.h"
 #include "pixpath/core/counters.h"
 
 namespace pixpath::codecs::internal {
@@ -66,8 +67,9 @@ const char* colorspace_name(int c) {
 }
 
 // Walks the markers up to the first SOS to name the process (baseline, progressive,
-// arithmetic) and the restart interval. Informational only: TurboJPEG does the real parsing.
-std::string scan_markers(std::span<const uint8_t> d) {
+// arithmetic) and the restart interval. Informational, and *sequential (SOF0, SOF1 or SOF9)
+// for the band decoder's choice: TurboJPEG does the real parsing.
+std::string scan_markers(std::span<const uint8_t> d, bool* sequential) {
   std::string process = "unknown process";
   std::string restart;
   size_t i = 2;
@@ -79,11 +81,11 @@ std::string scan_markers(std::span<const uint8_t> d) {
     const size_t len = (size_t{d[i + 2]} << 8) | d[i + 3];
     if (len < 2) break;
     switch (m) {
-      case 0xC0: process = "baseline"; break;
-      case 0xC1: process = "extended"; break;
+      case 0xC0: process = "baseline", *sequential = true; break;
+      case 0xC1: process = "extended", *sequential = true; break;
       case 0xC2: process = "progressive"; break;
       case 0xC3: process = "lossless"; break;
-      case 0xC9: process = "arithmetic"; break;
+      case 0xC9: process = "arithmetic", *sequential = true; break;
       case 0xCA: process = "progressive arithmetic"; break;
       case 0xDD:
         if (i + 6 <= d.size()) {
@@ -199,8 +201,8 @@ Result<JpegHeader> read_jpeg_header(std::string_view coding, std::span<const uin
     return codec_error(coding, ErrorCode::CorruptData, "read header", reason);
   }
   if (auto e = check_decode_size(coding, hd.width, hd.height, params)) return *e;
-  hd.detail = scan_markers(data) + " " + subsampling_name(hd.subsampling) + " " +
-              colorspace_name(hd.colorspace);
+  hd.detail = scan_markers(data, &hd.sequential) + " " + subsampling_name(hd.subsampling) +
+              " " + colorspace_name(hd.colorspace);
   return hd;
 }
 
@@ -229,8 +231,14 @@ Result<void> turbojpeg_decode_packed(std::string_view coding, std::span<const ui
   if (dst.planes[0].stride > size_t(INT_MAX)) {
     return codec_error(coding, ErrorCode::InvalidArgument, "decode", "destination stride too large");
   }
+  JpegBusyMark busy;  // counted while this thread decodes: the band count's view of the cores
   if (header.colorspace == TJCS_CMYK || header.colorspace == TJCS_YCCK)
     return decode_cmyk_to_rgb(coding, data, header, dst, pf, warnings);
+  // A large sequential YCbCr picture with spare cores: in bands on several threads. A band
+  // that meets a warning or an error sends the picture to tjDecompress2 below, which reports it.
+  if (const int bands = jpeg_band_count(header, dst.format);
+      bands > 1 && jpeg_decode_packed_in_bands(data, header, dst, bands))
+    return ok();
   PIXPATH_TRY(tjhandle h, decompressor(coding));
   const int rc = tjDecompress2(h, data.data(), static_cast<unsigned long>(data.size()),
                                dst.planes[0].data, header.width,
@@ -256,6 +264,7 @@ Result<void> turbojpeg_decode_planes(std::string_view coding, std::span<const ui
                            std::string(name(dst.format)) + " (no chroma resampling)");
   }
   if (auto e = check_destination(coding, dst, header.width, header.height)) return *e;
+  JpegBusyMark busy;  // counted while this thread decodes (jpeg_band_count)
   // TurboJPEG pads the planes of odd-sized 4:2:0 / 4:2:2 pictures to whole chroma pairs
   // (luma 17 wide -> 18, tjPlaneWidth/Height); pixpath's planes are exact. When they differ,
   // TurboJPEG decodes into padded scratch planes and the exact part is copied (counted).

@@ -19,6 +19,7 @@ struct JpegHeader {
   int subsampling = 0;  // TJSAMP_*
   int colorspace = 0;   // TJCS_*
   std::string detail;   // "progressive 4:2:0 YCbCr, restart 2"
+  bool sequential = false;  // baseline, extended or arithmetic sequential (SOF0, SOF1, SOF9)
 };
 
 // Reads and checks the header (size against params).
