@@ -1,5 +1,6 @@
 """Shared fixtures: synthetic screen-like pictures and their encodings made with Pillow."""
 import io
+import time
 
 import numpy as np
 import pytest
@@ -55,3 +56,12 @@ def gpu_reason():
     except pixpath.Error as e:
         return f"no GPU decoder here: {e}"
     return None
+
+
+def wait_stream_releases(timeout=10.0):
+    """Pictures whose DLPack consumer let go are dropped by pixpath's releaser thread once the
+    consumer's stream is done: wait for it (the streams are idle when this is called)."""
+    end = time.monotonic() + timeout
+    while pixpath.counters()["pending_stream_releases"] and time.monotonic() < end:
+        time.sleep(0.005)
+    assert pixpath.counters()["pending_stream_releases"] == 0

@@ -2,13 +2,12 @@
 __cuda_array_interface__. Each test skips with the reason where there is no GPU (or no torch);
 on the GPU machine run them through python/stage-gpu (see its header)."""
 import gc
-import time
 
 import numpy as np
 import pytest
 
 import pixpath
-from conftest import encode, gpu_reason, pil_decode, screen_like
+from conftest import encode, gpu_reason, pil_decode, screen_like, wait_stream_releases
 
 REASON = gpu_reason()
 needs_gpu = pytest.mark.skipif(REASON is not None, reason=str(REASON))
@@ -69,15 +68,6 @@ def test_dlpack_round_trip_with_torch(jpeg):
     torch.cuda.synchronize()
     wait_stream_releases()
     assert pixpath.counters()["kinds"]["cuda device"]["live_storages"] == c0["kinds"]["cuda device"]["live_storages"]
-
-
-def wait_stream_releases(timeout=10.0):
-    """Pictures whose DLPack consumer let go are dropped by pixpath's releaser thread once the
-    consumer's stream is done: wait for it (the streams are idle when this is called)."""
-    end = time.monotonic() + timeout
-    while pixpath.counters()["pending_stream_releases"] and time.monotonic() < end:
-        time.sleep(0.005)
-    assert pixpath.counters()["pending_stream_releases"] == 0
 
 
 @needs_gpu

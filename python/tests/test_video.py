@@ -7,14 +7,13 @@ GPU machine and skip here with the reason."""
 import gc
 import os
 import threading
-import time
 from pathlib import Path
 
 import numpy as np
 import pytest
 
 import pixpath
-from conftest import gpu_reason, pil_decode
+from conftest import gpu_reason, pil_decode, wait_stream_releases
 
 DATA = Path(os.environ.get("PIXPATH_TEST_DATA", Path(__file__).resolve().parents[2] / "tests/data"))
 SAMPLE = DATA / "sample-video.pxrec"  # xpra 3.1.3: h264 4:4:4 and vp8
@@ -316,8 +315,6 @@ def test_nvdec_frames_through_dlpack(coding):
     del a, cpu, gpu
     gc.collect()
     torch.cuda.synchronize()
-    end = time.monotonic() + 10
-    while pixpath.counters()["pending_stream_releases"] and time.monotonic() < end:
-        time.sleep(0.005)
+    wait_stream_releases()
     c = pixpath.counters()
     assert c["video_buffers"]["live"] == before, c

@@ -22,12 +22,7 @@ namespace {
 using testing::LibjpegEncodeOptions;
 
 std::vector<uint8_t> encode_screen(int w, int h, const LibjpegEncodeOptions& o) {
-  Picture pic = testing::screen_picture(PixelFormat::RGB, w, h, uint32_t(w * 31 + h));
-  // screen_picture's rows may be padded: pack them for libjpeg.
-  std::vector<uint8_t> rgb(size_t(w) * size_t(h) * 3);
-  auto v = pic.read().value();
-  for (int y = 0; y < h; ++y)
-    std::copy_n(v.planes[0].data + size_t(y) * v.planes[0].stride, size_t(w) * 3, rgb.data() + size_t(y) * w * 3);
+  const auto rgb = testing::screen_pixels(w, h, 3, uint32_t(w * 31 + h));
   std::string err;
   auto jpeg = testing::libjpeg_encode(rgb.data(), w, h, o, &err);
   EXPECT_FALSE(jpeg.empty()) << err;

@@ -25,6 +25,7 @@ using testing::libjpeg_read_coefficients;
 using testing::LibjpegCoefficients;
 using testing::LibjpegEncodeOptions;
 using testing::LibjpegRawPlanes;
+using testing::screen_pixels;
 
 // The IDCT arithmetic of the libjpeg-turbo the tests link: Debian's x86-64 build runs its SIMD
 // code unless JSIMD_FORCENONE=1 (ctest runs the IDCT tests both ways).
@@ -83,18 +84,6 @@ constexpr Sampling k444{"4:4:4", 3, {1, 1, 1}, {1, 1, 1}};
 constexpr Sampling k422{"4:2:2", 3, {2, 1, 1}, {1, 1, 1}};
 constexpr Sampling k420{"4:2:0", 3, {2, 1, 1}, {2, 1, 1}};
 constexpr Sampling kGray{"gray", 1, {1, 0, 0}, {1, 0, 0}};
-
-std::vector<uint8_t> screen_pixels(int w, int h, int components, uint32_t seed) {
-  Picture p = testing::screen_picture(components == 1 ? PixelFormat::GRAY8 : PixelFormat::RGB, w,
-                                      h, seed);
-  auto v = p.read();
-  std::vector<uint8_t> out;
-  for (int y = 0; y < h; ++y) {
-    const uint8_t* r = v->planes[0].unchecked_row(y);
-    out.insert(out.end(), r, r + size_t(w) * size_t(components));
-  }
-  return out;
-}
 
 std::vector<uint8_t> noise_pixels(int w, int h, int components, uint32_t seed) {
   std::mt19937 rng(seed);

@@ -65,6 +65,18 @@ Picture screen_picture(PixelFormat format, int width, int height, uint32_t seed)
   return std::move(*out);
 }
 
+std::vector<uint8_t> screen_pixels(int width, int height, int components, uint32_t seed) {
+  Picture p = screen_picture(components == 1 ? PixelFormat::GRAY8 : PixelFormat::RGB, width,
+                             height, seed);
+  auto v = p.read();
+  std::vector<uint8_t> out;
+  for (int y = 0; y < height; ++y) {
+    const uint8_t* r = v->planes[0].unchecked_row(y);
+    out.insert(out.end(), r, r + size_t(width) * size_t(components));
+  }
+  return out;
+}
+
 GuardedDestination::GuardedDestination(PixelFormat format, int width, int height, int pad_x,
                                        int pad_y, size_t extra_stride) {
   const auto& fi = info(format);

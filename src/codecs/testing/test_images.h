@@ -13,6 +13,9 @@ namespace pixpath::codecs::testing {
 // Screen-like content: flat UI panels, a gradient, text-like strokes, a noise (photo-like)
 // region; alpha formats get an alpha ramp with fully transparent and opaque areas.
 Picture screen_picture(PixelFormat format, int width, int height, uint32_t seed = 1);
+// The same content as tightly packed bytes (RGB, or gray for components == 1), as libjpeg's
+// encoder takes them.
+std::vector<uint8_t> screen_pixels(int width, int height, int components, uint32_t seed);
 
 // A destination inside a larger buffer: every byte outside the view is a guard byte.
 class GuardedDestination {
