@@ -80,6 +80,11 @@ struct Slot {
   // pixpath's own decoder's buffers (grow-only), made on the slot's first own-decoder picture.
   std::unique_ptr<own_jpeg::DeviceBuffers> own;
   std::unique_ptr<own_jpeg::DeviceBuffers> own_alpha;  // jpega's alpha JPEG (r.own_alpha)
+  // Own-decoder decodes queued on `stream` whose damage words the host has not read yet, and
+  // the request's places for them (NvjpegEngine::finish_own reads them before the call returns).
+  own_jpeg::PendingDecode own_pending, own_alpha_pending;
+  own_jpeg::DamageWords* own_damage_out = nullptr;
+  own_jpeg::DamageWords* own_alpha_damage_out = nullptr;
 };
 
 struct TextureRegistration {

@@ -117,8 +117,15 @@ class NvjpegEngine final : public abi::Engine {
   // pixpath's own decoder (r.own): planes into the slot's own buffers, s.color pointed at them.
   Result<ParsedImage> decode_own(Slot& s, const abi::DecodeRequest& r,
                                  const std::function<Result<void>()>& before_host);
+  // Queues the decode; an own-decoder picture's damage words are read by finish_own, which
+  // every caller runs before its slot goes back (and before it returns the result).
   Result<ParsedImage> decode_all(Slot& s, const abi::DecodeRequest& r,
                                  const std::function<Result<void>()>& before_host);
+  // Waits on the host for the slot's queued own-decoder read-backs (not for later work on its
+  // stream) and writes the damage words to the request's places. No-op when none is queued.
+  Result<void> finish_own(Slot& s);
+  // decode_all + the conversion into pool memory on the slot's stream; finish_own not run.
+  Result<abi::DeviceImage> queue_to_device(Slot& s, const abi::DecodeRequest& r);
   ConvertJob convert_job(Slot& s, const ParsedImage& img, const abi::DecodeRequest& r);
   // RGBA in new pool memory from planes, on `stream`, followed by an event of its own.
   Result<abi::DeviceImage> convert_to_device(ConvertJob job, cudaStream_t stream);

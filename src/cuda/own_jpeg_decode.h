@@ -1,12 +1,13 @@
-// pixpath's own GPU baseline-JPEG decoder (issue 19), first cut: the steps of
+// pixpath's own GPU baseline-JPEG decoder (issue 19): the steps of
 // pixpath/codecs/jpeg_entropy_kernels.h (self-synchronising parallel Huffman decoding after
 // Weißenberger & Schmidt) as CUDA kernels, one thread per subsequence, then dequantisation +
 // islow IDCT (pixpath/codecs/jpeg_idct_kernels.h, libjpeg-turbo's C or SIMD arithmetic) into
 // component planes, then jpeg_color_kernels.h (fancy upsampling + jdcolor.c) into RGBA. Every
 // step's arithmetic is shared with the CPU tests (codecs_jpeg_parallel_test), which find it
 // equal to libjpeg-turbo's coefficients, IDCT samples and tjDecompress2's pixels.
-// Routed in the module only with PIXPATH_CUDA_OWN_JPEG=1 (decode_input_to_planes; the loader
-// makes the input); pixpath_own_jpeg (static) holds it all for its GPU test and benchmark.
+// The module's route decodes with it by default (queue_input_to_planes; the loader makes the
+// input; PIXPATH_CUDA_OWN_JPEG=0 keeps nvJPEG); pixpath_own_jpeg (static) holds it all for the
+// module, its GPU test and its benchmark.
 //
 // The decode is a fixed launch sequence on one stream with no host round trip before its end:
 // one packed upload from pinned memory, the speculative decode, the transfer maps and the
@@ -14,7 +15,7 @@
 // not possible, a chain of round kernels that exit early once converged), a serial walk that
 // runs only if the rounds hit their cap (decided on the device), offsets, write-out, DC
 // prediction, one IDCT launch for all components; then one read-back of the damage and sync
-// words and the stream wait that ends the call. No allocation per picture once the buffers
+// words and the host's wait for that read-back (finish_decode). No allocation per picture once the buffers
 // have grown to the largest picture on the device (the host side still allocates the plan's
 // vectors and the unstuffed bytes per picture, then packs them into the pinned buffer).
 //
@@ -30,6 +31,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -74,6 +76,8 @@ class DeviceBuffers {
   uint32_t* pinned();
   // The phase timing's events, made on first use (nullptr when that failed).
   cudaEvent_t event(int phase);
+  // Recorded after the read-back into pinned() (queue_input_to_planes); made on first use.
+  cudaEvent_t readback_event();
 
  private:
   void* ptr_[kSlotCount] = {};
@@ -82,6 +86,7 @@ class DeviceBuffers {
   uint8_t* staging_ = nullptr;
   size_t staging_size_ = 0;
   cudaEvent_t staging_done_ = nullptr;
+  cudaEvent_t readback_done_ = nullptr;
   cudaEvent_t events_[kPhaseCount] = {};
 };
 
@@ -146,6 +151,27 @@ Result<PlanesOut> decode_to_planes(std::span<const uint8_t> data,
 Result<PlanesOut> decode_input_to_planes(const OwnJpegInput& input, const Options& options,
                                          DeviceBuffers& buffers, cudaStream_t stream,
                                          Report* report = nullptr, DamageWords* damage = nullptr);
+
+// A decode queued by queue_input_to_planes whose read-back (the damage and sync words, into
+// the buffers' pinned memory) has not been read yet. Plain data; `buffers` null: none.
+struct PendingDecode {
+  DeviceBuffers* buffers = nullptr;
+  Report report;
+  bool timed = false;
+  std::chrono::steady_clock::time_point host_start;
+};
+
+// decode_input_to_planes in two halves, so a caller can queue more work (the conversion,
+// another picture on another stream) before the host waits: queue_input_to_planes queues the
+// whole decode and its read-back on `stream` and returns at once (the planes are valid on the
+// stream); finish_decode waits on the host for the read-back only (not for work queued after
+// it) and reads the damage words. Between the two, `buffers` must not start another decode.
+// decode_input_to_planes = queue + finish.
+Result<PlanesOut> queue_input_to_planes(const OwnJpegInput& input, const Options& options,
+                                        DeviceBuffers& buffers, cudaStream_t stream,
+                                        PendingDecode& pending);
+Result<void> finish_decode(PendingDecode& pending, Report* report = nullptr,
+                           DamageWords* damage = nullptr);
 
 // Queues planes -> RGBA (width x height, rgba_pitch bytes per row) on `stream`. Gray and
 // YCbCr pictures with 4:4:4, 4:2:2, 4:4:0 and 4:2:0 sampling (chroma_upsampling's refusals).

@@ -88,6 +88,7 @@ DeviceBuffers::~DeviceBuffers() {
   if (staging_done_) cudaEventSynchronize(staging_done_);
   if (staging_) cudaFreeHost(staging_);
   if (staging_done_) cudaEventDestroy(staging_done_);
+  if (readback_done_) cudaEventDestroy(readback_done_);
   for (cudaEvent_t e : events_) {
     if (e) cudaEventDestroy(e);
   }
@@ -144,10 +145,18 @@ cudaEvent_t DeviceBuffers::event(int phase) {
   return events_[phase];
 }
 
-Result<PlanesOut> decode_input_to_planes(const OwnJpegInput& in, const Options& options,
-                                         DeviceBuffers& buffers, cudaStream_t stream,
-                                         Report* report, DamageWords* damage) {
+cudaEvent_t DeviceBuffers::readback_event() {
+  if (!readback_done_ && cudaEventCreateWithFlags(&readback_done_, cudaEventDisableTiming) != cudaSuccess) {
+    readback_done_ = nullptr;
+  }
+  return readback_done_;
+}
+
+Result<PlanesOut> queue_input_to_planes(const OwnJpegInput& in, const Options& options,
+                                        DeviceBuffers& buffers, cudaStream_t stream,
+                                        PendingDecode& pending) {
   static_assert(kFlagCount <= DeviceBuffers::kReadbackWords);
+  pending = PendingDecode{};
   const ParallelDecodePlan& plan = in.plan;
   if (!in.tables || plan.seg_end_bit.empty() || plan.sub_begin.empty() || in.components < 1 ||
       in.components > 4) {
@@ -291,7 +300,25 @@ Result<PlanesOut> decode_input_to_planes(const OwnJpegInput& in, const Options& 
   OWN_CUDA_TRY("idct", launch_idct(d_coef, idct, d_quant, d_planes, options.arithmetic, stream));
   events.mark(kPhaseIdct, stream);
   OWN_CUDA_TRY("flags", cudaMemcpyAsync(pinned, d_flags, kFlagCount * 4, cudaMemcpyDeviceToHost, stream));
-  OWN_CUDA_TRY("finish", cudaStreamSynchronize(stream));
+  cudaEvent_t readback = buffers.readback_event();
+  if (!readback) return gpu_error(ErrorCode::Internal, "no CUDA event for the read-back");
+  OWN_CUDA_TRY("flags", cudaEventRecord(readback, stream));
+  out.coefficients = d_coef;
+  for (int c = 0; c < in.components; ++c) out.plane[c] = d_planes + idct.plane_offset[c];
+  pending.buffers = &buffers;
+  pending.report = rep;
+  pending.timed = options.time_phases;
+  pending.host_start = host_start;
+  return out;
+}
+
+Result<void> finish_decode(PendingDecode& pending, Report* report, DamageWords* damage) {
+  if (!pending.buffers) return ok();
+  DeviceBuffers& buffers = *pending.buffers;
+  Report rep = pending.report;
+  pending.buffers = nullptr;
+  OWN_CUDA_TRY("finish", cudaEventSynchronize(buffers.readback_event()));
+  const uint32_t* pinned = buffers.pinned();
   if (damage) {
     for (int k = 0; k < 4; ++k) {
       damage->first_segment[k] = pinned[kFlagFirstSegment + k];
@@ -303,12 +330,19 @@ Result<PlanesOut> decode_input_to_planes(const OwnJpegInput& in, const Options& 
   rep.serial_sweep = pinned[kFlagNotConverged] != 0;
   rep.transfer_passes = int(pinned[kFlagTransferPasses]);
   rep.transfer_resolved = pinned[kFlagTransferResolved];
-  events.read(rep.phase_ms);
-  out.coefficients = d_coef;
-  for (int c = 0; c < in.components; ++c) out.plane[c] = d_planes + idct.plane_offset[c];
-  rep.wall_ms =
-      std::chrono::duration<float, std::milli>(std::chrono::steady_clock::now() - host_start).count();
+  PhaseEvents(pending.timed, buffers).read(rep.phase_ms);
+  rep.wall_ms = std::chrono::duration<float, std::milli>(std::chrono::steady_clock::now() -
+                                                         pending.host_start).count();
   if (report) *report = rep;
+  return ok();
+}
+
+Result<PlanesOut> decode_input_to_planes(const OwnJpegInput& in, const Options& options,
+                                         DeviceBuffers& buffers, cudaStream_t stream,
+                                         Report* report, DamageWords* damage) {
+  PendingDecode pending;
+  PIXPATH_TRY(PlanesOut out, queue_input_to_planes(in, options, buffers, stream, pending));
+  PIXPATH_CHECK(finish_decode(pending, report, damage));
   return out;
 }
 

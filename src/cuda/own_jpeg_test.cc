@@ -243,7 +243,9 @@ TEST(OwnGpuJpeg, FourKScreenPicture) {
       }
     }
     EXPECT_LE(rounds_with_maps, rounds_without) << "restart " << restart;
-    if (rounds_without > 0) EXPECT_LT(rounds_with_maps, rounds_without) << "restart " << restart;
+    if (rounds_without > 0) {
+      EXPECT_LT(rounds_with_maps, rounds_without) << "restart " << restart;
+    }
   }
 }
 

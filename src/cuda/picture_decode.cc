@@ -44,18 +44,42 @@ Result<abi::ImageHeader> NvjpegEngine::inspect(const abi::DecodeRequest& r) {
   return h;
 }
 
+Result<abi::DeviceImage> NvjpegEngine::queue_to_device(Slot& s, const abi::DecodeRequest& r) {
+  PIXPATH_TRY(ParsedImage img, decode_all(s, r, nullptr));
+  return convert_to_device(convert_job(s, img, r), s.stream);
+}
+
 Result<abi::DeviceImage> NvjpegEngine::decode_to_device(const abi::DecodeRequest& r) {
   PIXPATH_CHECK(bind());
   PIXPATH_TRY(auto slot, d_->acquire_slot());
-  PIXPATH_TRY(ParsedImage img, decode_all(*slot, r, nullptr));
-  return convert_to_device(convert_job(*slot, img, r), slot->stream);
+  auto img = queue_to_device(*slot, r);
+  auto finished = finish_own(*slot);  // after the conversion is queued: one host wait
+  if (img && !finished) {
+    release_image(*img);
+    return finished.error();
+  }
+  return img;
+}
+
+Result<void> NvjpegEngine::finish_own(Slot& s) {
+  own_jpeg::DamageWords color, alpha;
+  const bool had_color = s.own_pending.buffers != nullptr, had_alpha = s.own_alpha_pending.buffers != nullptr;
+  auto c = own_jpeg::finish_decode(s.own_pending, nullptr, &color);
+  auto a = own_jpeg::finish_decode(s.own_alpha_pending, nullptr, &alpha);
+  if (had_color && c && s.own_damage_out) *s.own_damage_out = color;
+  if (had_alpha && a && s.own_alpha_damage_out) *s.own_alpha_damage_out = alpha;
+  s.own_damage_out = s.own_alpha_damage_out = nullptr;
+  if (!c) return c.error();
+  return a;
 }
 
 Result<void> NvjpegEngine::decode_to_host(const abi::DecodeRequest& r, uint8_t* dst, size_t dst_pitch,
                                           int width, int height) {
   PIXPATH_CHECK(bind());
   PIXPATH_TRY(auto slot, d_->acquire_slot());
-  PIXPATH_TRY(ParsedImage img, decode_all(*slot, r, nullptr));
+  auto decoded = decode_all(*slot, r, nullptr);
+  PIXPATH_CHECK(finish_own(*slot));
+  PIXPATH_TRY(ParsedImage img, std::move(decoded));
   if (img.width != width || img.height != height)
     return gpu_error(ErrorCode::InvalidArgument, "gpu decode", "destination size does not match the JPEG");
   const size_t pitch = align_up(size_t(width) * 4, 256);
@@ -240,11 +264,11 @@ Result<ParsedImage> NvjpegEngine::decode_own(Slot& s, const abi::DecodeRequest& 
   s.color.width = in.width;
   s.color.height = in.height;
   if (before_host) PIXPATH_CHECK(before_host());
-  own_jpeg::DamageWords damage;
   // The input was cut into subsequences by the loader; the options' size is not used again.
+  // Queued only: finish_own reads the damage words once the caller has queued the rest.
   PIXPATH_TRY(own_jpeg::PlanesOut planes,
-              own_jpeg::decode_input_to_planes(in, own_options(), *s.own, s.stream, nullptr, &damage));
-  if (r.own_damage) *r.own_damage = damage;
+              own_jpeg::queue_input_to_planes(in, own_options(), *s.own, s.stream, s.own_pending));
+  s.own_damage_out = r.own_damage;
   if (r.alpha_offset >= 0) {
     // jpega: the alpha JPEG (gray, the picture's size) into buffers of its own, on the same
     // stream; the conversion merges it (convert_job).
@@ -255,10 +279,9 @@ Result<ParsedImage> NvjpegEngine::decode_own(Slot& s, const abi::DecodeRequest& 
                            std::to_string(a.components) + " components; gray " + std::to_string(in.width) + "x" +
                            std::to_string(in.height) + " expected");
     if (!s.own_alpha) s.own_alpha = std::make_unique<own_jpeg::DeviceBuffers>();
-    own_jpeg::DamageWords alpha_damage;
-    PIXPATH_TRY(own_jpeg::PlanesOut ap, own_jpeg::decode_input_to_planes(a, own_options(), *s.own_alpha,
-                                                                         s.stream, nullptr, &alpha_damage));
-    if (r.own_alpha_damage) *r.own_alpha_damage = alpha_damage;
+    PIXPATH_TRY(own_jpeg::PlanesOut ap, own_jpeg::queue_input_to_planes(a, own_options(), *s.own_alpha,
+                                                                        s.stream, s.own_alpha_pending));
+    s.own_alpha_damage_out = r.own_alpha_damage;
     s.alpha.components = 1;
     s.alpha.planes[0] = PlaneIn{ap.plane[0], ap.pitch[0], a.sample_width[0], a.sample_height[0]};
     s.alpha.layout = ChromaLayout::kGray;
