@@ -36,8 +36,8 @@ uint32_t ceil_div(uint64_t a, uint64_t b) { return static_cast<uint32_t>((a + b 
 
 class Parser {
  public:
-  Parser(std::span<const uint8_t> data, const BaselineLimits& limits)
-      : d_(data), limits_(limits) {}
+  Parser(std::span<const uint8_t> data, const BaselineLimits& limits, ParseDepth depth)
+      : d_(data), limits_(limits), depth_(depth) {}
 
   Result<BaselineJpeg> run();
 
@@ -59,6 +59,7 @@ class Parser {
 
   std::span<const uint8_t> d_;
   BaselineLimits limits_;
+  ParseDepth depth_;
   size_t pos_ = 0;
   BaselineJpeg j_;
   bool have_frame_ = false;
@@ -499,6 +500,13 @@ Result<BaselineJpeg> Parser::run() {
       case 0xDD: PIXPATH_CHECK(on_dri(p)); break;
       case 0xDA: {
         PIXPATH_CHECK(on_sos(p));
+        if (depth_ == ParseDepth::Headers) {
+          j_.scan_begin = uint32_t(pos_);
+          const size_t n = d_.size();
+          j_.has_eoi = n >= 4 && d_[n - 2] == 0xFF && d_[n - 1] == 0xD9;
+          infer_color();
+          return std::move(j_);
+        }
         PIXPATH_CHECK(scan_entropy_data());
         PIXPATH_CHECK(after_scan());
         // Restart intervals: one segment each (a trailing empty segment is tolerated).
@@ -542,13 +550,13 @@ const char* to_string(ColorModel m) {
   return "?";
 }
 
-Result<BaselineJpeg> parse_baseline_jpeg(std::span<const uint8_t> data,
-                                         const BaselineLimits& limits) {
+Result<BaselineJpeg> parse_baseline_jpeg(std::span<const uint8_t> data, const BaselineLimits& limits,
+                                         ParseDepth depth) {
   if (data.size() > UINT32_MAX - 64) {
     return parse_error(ErrorCode::LimitExceeded, "SOI",
                        fmt::format("{} bytes (offsets are 32-bit)", data.size()));
   }
-  return Parser(data, limits).run();
+  return Parser(data, limits, depth).run();
 }
 
 UnstuffedScan unstuff_scan(std::span<const uint8_t> data, const BaselineJpeg& jpeg) {

@@ -106,8 +106,17 @@ struct BaselineJpeg {
   bool has_eoi = false;                   // false: the data ended after the scan without EOI
 };
 
+// How far parse_baseline_jpeg reads. Whole: everything above. Headers: the markers up to and
+// including the scan header (frame, tables, restart interval, colour model), not the
+// entropy-coded data: `segments` stays empty, scan_begin is where that data starts, scan_end 0
+// and stuffed_bytes 0, and has_eoi says only whether the data's last two bytes are EOI (FF D9).
+// For a decision about a picture without a pass over its bytes (the GPU route's share of
+// several windows); what decodes it parses it Whole.
+enum class ParseDepth { Whole, Headers };
+
 Result<BaselineJpeg> parse_baseline_jpeg(std::span<const uint8_t> data,
-                                         const BaselineLimits& limits = {});
+                                         const BaselineLimits& limits = {},
+                                         ParseDepth depth = ParseDepth::Whole);
 
 // The scan's bit stream as a decoder reads it: the segments' bytes unstuffed and concatenated,
 // segment i at bytes [segment_begin[i], segment_begin[i + 1]) (segment_begin has one entry
