@@ -165,6 +165,7 @@ std::optional<Error> refusal(std::span<const uint8_t> data, const GpuDecodeParam
 struct OwnPart {
   std::span<const uint8_t> data;
   codecs::jpeg::BaselineJpeg jpeg;
+  codecs::jpeg::ParseDepth depth = codecs::jpeg::ParseDepth::Whole;  // how far `jpeg` was read
   own_jpeg::OwnJpegInput input;
   own_jpeg::DamageWords damage;
 };
@@ -190,23 +191,26 @@ Error not_for_own_decoder(const Error& e) {
                "not for pixpath's own GPU decoder (" + e.message() + "); decode it on the CPU");
 }
 
-// Parses one JPEG for the own decoder (the cheap half: the plan, which unstuffs the entropy
-// data, waits for own_inputs).
-Result<void> own_parse(std::span<const uint8_t> data, const GpuDecodeParams& p, OwnPart& part) {
+// Parses one JPEG for the own decoder, its headers only or whole (the plan, which unstuffs the
+// entropy data, waits for own_inputs).
+Result<void> own_parse(std::span<const uint8_t> data, const GpuDecodeParams& p, OwnPart& part,
+                       codecs::jpeg::ParseDepth depth) {
   codecs::jpeg::BaselineLimits limits;
   limits.max_width = p.limits.max_width;
   limits.max_height = p.limits.max_height;
   limits.max_pixels = p.limits.max_pixels;
-  auto parsed = codecs::jpeg::parse_baseline_jpeg(data, limits);
+  auto parsed = codecs::jpeg::parse_baseline_jpeg(data, limits, depth);
   if (!parsed.ok()) return not_for_own_decoder(parsed.error());
   part.data = data;
   part.jpeg = std::move(parsed).value();
+  part.depth = depth;
   return ok();
 }
 
 // The parsed picture (jpega: both JPEGs) on the own decoder's route, its input not made yet;
 // null when the request keeps nvJPEG.
-Result<std::unique_ptr<OwnRoute>> own_route_parsed(std::span<const uint8_t> data, const GpuDecodeParams& p) {
+Result<std::unique_ptr<OwnRoute>> own_route_parsed(std::span<const uint8_t> data, const GpuDecodeParams& p,
+                                                   codecs::jpeg::ParseDepth depth) {
   if (!own_decoder_wanted(p)) return std::unique_ptr<OwnRoute>();
   auto route = std::make_unique<OwnRoute>();
   if (p.alpha_offset) {
@@ -215,20 +219,23 @@ Result<std::unique_ptr<OwnRoute>> own_route_parsed(std::span<const uint8_t> data
                    "alpha-offset " + std::to_string(*p.alpha_offset) + " outside the " +
                        std::to_string(data.size()) + "-byte draw");
     const auto split = size_t(*p.alpha_offset);
-    PIXPATH_CHECK(own_parse(data.first(split), p, route->color));
+    PIXPATH_CHECK(own_parse(data.first(split), p, route->color, depth));
     route->alpha.emplace();
-    PIXPATH_CHECK(own_parse(data.subspan(split), p, *route->alpha));
+    PIXPATH_CHECK(own_parse(data.subspan(split), p, *route->alpha, depth));
   } else {
-    PIXPATH_CHECK(own_parse(data, p, route->color));
+    PIXPATH_CHECK(own_parse(data, p, route->color, depth));
   }
   return route;
 }
 
-// Makes the module's input of a parsed route (the plan: unstuffing, subsequences) and points
-// the request at it: r.own (and r.own_alpha for jpega), with the places for the damage words.
-Result<void> own_inputs(OwnRoute& route, abi::DecodeRequest& r) {
+// Makes the module's input of a parsed route (a part parsed to its headers only is parsed
+// whole first; then the plan: unstuffing, subsequences) and points the request at it: r.own
+// (and r.own_alpha for jpega), with the places for the damage words.
+Result<void> own_inputs(OwnRoute& route, abi::DecodeRequest& r, const GpuDecodeParams& p) {
   for (OwnPart* part : {&route.color, route.alpha ? &*route.alpha : nullptr}) {
     if (!part) continue;
+    if (part->depth != codecs::jpeg::ParseDepth::Whole)
+      PIXPATH_CHECK(own_parse(part->data, p, *part, codecs::jpeg::ParseDepth::Whole));
     auto input = own_jpeg::make_own_jpeg_input(part->data, part->jpeg);
     if (!input.ok()) return not_for_own_decoder(input.error());
     part->input = std::move(input).value();
@@ -242,13 +249,46 @@ Result<void> own_inputs(OwnRoute& route, abi::DecodeRequest& r) {
   return ok();
 }
 
-// Sets r.own (and r.own_alpha for jpega) for a picture on the own decoder's route; null when
-// the request keeps nvJPEG.
-Result<std::unique_ptr<OwnRoute>> own_route(std::span<const uint8_t> data, const GpuDecodeParams& p,
-                                            abi::DecodeRequest& r) {
-  PIXPATH_TRY(std::unique_ptr<OwnRoute> route, own_route_parsed(data, p));
-  if (route) PIXPATH_CHECK(own_inputs(*route, r));
+// True when the own decoder's parse shows the route's refusal check would let this JPEG through
+// (parse_baseline_jpeg takes 8-bit SOF0 Huffman pictures only; gray, or YCbCr sampled 4:4:4,
+// 4:2:2 or 4:2:0; ending with EOI): the check's own pass over the bytes is then not made. On
+// the H200's host that pass cost about 0.1 ms per 4K picture (docs/performance.md, "Many
+// windows").
+bool parse_passes_refusal(const codecs::jpeg::BaselineJpeg& j) {
+  if (!j.has_eoi) return false;
+  if (j.component_count == 1) return true;
+  if (j.component_count != 3) return false;
+  for (int c = 1; c < 3; ++c)
+    if (j.components[size_t(c)].h != 1 || j.components[size_t(c)].v != 1) return false;
+  const auto& y = j.components[0];
+  return (y.h == 1 && y.v == 1) || (y.h == 2 && y.v == 1) || (y.h == 2 && y.v == 2);
+}
+
+// The route's refusal for a picture the own decoder's parse (`own`: its result) may already
+// have cleared.
+std::optional<Error> refusal_after_parse(const Result<std::unique_ptr<OwnRoute>>& own, std::span<const uint8_t> data,
+                                         const GpuDecodeParams& p, int engines) {
+  if (own.ok() && *own && parse_passes_refusal((*own)->color.jpeg) &&
+      (!(*own)->alpha || parse_passes_refusal((*own)->alpha->jpeg)))
+    return std::nullopt;
+  return refusal(data, p, engines);
+}
+
+// A parsed picture's input on the own decoder's route: r.own (and r.own_alpha for jpega) set;
+// null when the request keeps nvJPEG; the parse's error when it failed.
+Result<std::unique_ptr<OwnRoute>> with_inputs(Result<std::unique_ptr<OwnRoute>> own, const GpuDecodeParams& p,
+                                              abi::DecodeRequest& r) {
+  PIXPATH_TRY(std::unique_ptr<OwnRoute> route, std::move(own));
+  if (route) PIXPATH_CHECK(own_inputs(*route, r, p));
   return route;
+}
+
+// One picture's route check (on the own decoder's parse where it can) and then its input.
+Result<std::unique_ptr<OwnRoute>> checked_route(std::span<const uint8_t> data, const GpuDecodeParams& p,
+                                                int engines, abi::DecodeRequest& r) {
+  auto own = own_route_parsed(data, p, codecs::jpeg::ParseDepth::Whole);
+  if (auto e = refusal_after_parse(own, data, p, engines)) return *e;
+  return with_inputs(std::move(own), p, r);
 }
 
 // Many windows at once (issue 19): a batch's own-decoder pictures run on the SMs one by one,
@@ -308,11 +348,12 @@ ModuleBatch module_batch(std::span<const Job> jobs, std::vector<Out>& out, int e
   ModuleBatch b;
   b.requests.reserve(jobs.size());
   for (size_t i = 0; i < jobs.size(); ++i) {
-    if (auto e = refusal(jobs[i].data, jobs[i].params, engines)) {
+    // Headers only: the share handed to the engines is never read past them here.
+    auto own = own_route_parsed(jobs[i].data, jobs[i].params, codecs::jpeg::ParseDepth::Headers);
+    if (auto e = refusal_after_parse(own, jobs[i].data, jobs[i].params, engines)) {
       out[i] = *e;
       continue;
     }
-    auto own = own_route_parsed(jobs[i].data, jobs[i].params);
     if (!own.ok()) {
       out[i] = own.error();
       continue;
@@ -326,7 +367,7 @@ ModuleBatch module_batch(std::span<const Job> jobs, std::vector<Out>& out, int e
   size_t kept = 0;
   for (size_t k = 0; k < b.requests.size(); ++k) {
     if (b.owns[k]) {
-      if (auto made = own_inputs(*b.owns[k], b.requests[k]); !made) {
+      if (auto made = own_inputs(*b.owns[k], b.requests[k], jobs[b.index[k]].params); !made) {
         out[b.index[k]] = made.error();
         continue;
       }
@@ -505,22 +546,23 @@ class LoadedGpuJpegDecoder final : public GpuJpegDecoder {
 
   Result<Picture> decode_to_device(std::span<const uint8_t> data,
                                    const GpuDecodeParams& params) const override {
-    if (auto e = refusal(data, params, engine_->hardware_engines())) return *e;
     abi::DecodeRequest r = request(data, params);
-    PIXPATH_TRY(auto own, own_route(data, params, r));  // its warnings: decode_batch_to_device
+    PIXPATH_TRY(auto own, checked_route(data, params, engine_->hardware_engines(), r));  // its warnings: decode_batch_to_device
     PIXPATH_TRY(abi::DeviceImage img, engine_->decode_to_device(r));
     return wrap_device_image(engine_, img);
   }
 
   Result<codecs::DecodeResult> decode_to_host(std::span<const uint8_t> data,
                                               const GpuDecodeParams& params) const override {
-    if (auto e = refusal(data, params, engine_->hardware_engines())) return *e;
+    auto parsed = own_route_parsed(data, params, codecs::jpeg::ParseDepth::Whole);
+    if (auto e = refusal_after_parse(parsed, data, params, engine_->hardware_engines())) return *e;
+    // nvJPEG's parse first: its errors (the size limits among them) as on the nvJPEG route.
     PIXPATH_TRY(abi::ImageHeader h, engine_->inspect(request(data, params)));
     PIXPATH_TRY(Picture pic, Picture::allocate(PixelFormat::RGBA, h.width, h.height));
     PIXPATH_TRY(PictureView view, pic.write());
     const auto& plane = view.plane(0);
     abi::DecodeRequest r = request(data, params);
-    PIXPATH_TRY(auto own, own_route(data, params, r));
+    PIXPATH_TRY(auto own, with_inputs(std::move(parsed), params, r));
     PIXPATH_CHECK(engine_->decode_to_host(r, plane.data, plane.stride, h.width, h.height));
     codecs::DecodeResult result;
     result.picture = std::move(pic);
@@ -531,9 +573,8 @@ class LoadedGpuJpegDecoder final : public GpuJpegDecoder {
   Result<std::shared_ptr<GpuFence>> decode_to_texture(std::span<const uint8_t> data,
                                                       const GpuDecodeParams& params,
                                                       const GlTextureRegion& target) const override {
-    if (auto e = refusal(data, params, engine_->hardware_engines())) return *e;
     abi::DecodeRequest r = request(data, params);
-    PIXPATH_TRY(auto own, own_route(data, params, r));  // no warnings channel here
+    PIXPATH_TRY(auto own, checked_route(data, params, engine_->hardware_engines(), r));  // no warnings channel here
     PIXPATH_TRY(void* event, engine_->decode_to_texture(r, texture_target(target)));
     return std::shared_ptr<GpuFence>(std::make_shared<CudaFence>(engine_, event));
   }
