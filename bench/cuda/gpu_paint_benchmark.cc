@@ -143,6 +143,6 @@ int main(int argc, char** argv) {
       }
     }
   }
-  if (gpu) std::printf("decoder info: %s\n", gpu->info_json().substr(0, 600).c_str());
+  if (gpu) std::printf("decoder info: %s\n", gpu->info_json().c_str());
   return rc;
 }

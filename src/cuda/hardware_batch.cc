@@ -2,8 +2,10 @@
 // used in turn, the pick of the pictures the engines take, the conversions into textures or pool
 // memory, and the bookkeeping that disables batches after repeated failures.
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <nlohmann/json.hpp>
 #include <string>
 
 #include "cuda_errors.h"
@@ -33,6 +35,29 @@ void DeviceState::batch_outcome(const Result<void>& r) {
     std::fprintf(stderr, "pixpath cuda: hardware batches disabled after %d failures in a row: %s\n",
                  hw_batch_failures_in_row, hw_batch_error.c_str());
   }
+}
+
+bool NvjpegEngine::batch_trace_on() {
+  static const bool on = std::getenv("PIXPATH_CUDA_BATCH_TRACE") != nullptr;
+  return on;
+}
+
+void NvjpegEngine::batch_trace_add(const char* step, std::chrono::steady_clock::time_point since) {
+  if (!batch_trace_on()) return;
+  const float ms = std::chrono::duration<float, std::milli>(std::chrono::steady_clock::now() - since).count();
+  MutexLock lock(batch_trace_.mu);
+  batch_trace_.ms[step].push_back(ms);
+}
+
+nlohmann::ordered_json NvjpegEngine::batch_trace_json() {
+  MutexLock lock(batch_trace_.mu);
+  nlohmann::ordered_json j;
+  for (auto& [step, v] : batch_trace_.ms) {
+    std::vector<float> sorted = v;
+    std::sort(sorted.begin(), sorted.end());
+    j[step] = {{"p50", sorted.empty() ? -1.0f : sorted[sorted.size() / 2]}, {"count", sorted.size()}};
+  }
+  return j;
 }
 
 int NvjpegEngine::hardware_engines() {
@@ -72,6 +97,8 @@ std::vector<Result<void>> NvjpegEngine::decode_batch_to_textures(const abi::Deco
 // everything when the GPU has no engines, one by one.
 std::vector<Result<abi::DeviceImage>> NvjpegEngine::decode_batch_to_device(const abi::DecodeRequest* requests,
                                                                            size_t count) {
+  using Clock = std::chrono::steady_clock;
+  const auto call_start = Clock::now();
   std::vector<Result<abi::DeviceImage>> results;
   results.reserve(count);
   for (size_t i = 0; i < count; ++i) results.emplace_back(abi::DeviceImage{});
@@ -84,7 +111,9 @@ std::vector<Result<abi::DeviceImage>> NvjpegEngine::decode_batch_to_device(const
   if (d_->hw_handle && count >= 2) {
     MutexLock lock(d_->batch_mu);
     if (d_->hw_batch_error.empty()) {
+      const auto hw_start = Clock::now();
       auto e = batch_to_device(requests, count, results, done);
+      batch_trace_add("hardware part", hw_start);
       d_->batch_outcome(e);
       if (!e) {  // the batch failed as a whole: every picture again, one by one
         for (size_t i = 0; i < count; ++i)
@@ -102,6 +131,7 @@ std::vector<Result<abi::DeviceImage>> NvjpegEngine::decode_batch_to_device(const
     if (done[i]) continue;
     results[i] = decode_to_device(requests[i]);
   }
+  batch_trace_add("call", call_start);
   return results;
 }
 
@@ -186,10 +216,14 @@ Result<BatchState*> NvjpegEngine::batch_decode(const abi::DecodeRequest* request
   }
   // Reported on H100: the hardware path may not honour stream order; start from an idle
   // stream (this also guarantees the previous batch's conversions read their planes).
+  const auto idle_start = std::chrono::steady_clock::now();
   CUDA_TRY("gpu batch", cudaStreamSynchronize(b.stream));
+  batch_trace_add("hardware idle wait", idle_start);
   if (before_decode) PIXPATH_CHECK(before_decode(b));
+  const auto queue_start = std::chrono::steady_clock::now();
   NVJ_TRY("gpu batch", nvjpegDecodeBatched(d_->hw_handle, b.state, datas.data(), lengths.data(),
                                            dests.data(), b.stream));
+  batch_trace_add("hardware decode call", queue_start);
   return &b;
 }
 

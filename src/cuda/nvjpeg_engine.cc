@@ -59,6 +59,7 @@ std::string NvjpegEngine::info_json() {
     j["decode_slots"] = d_->slots_created;
   }
   if (texture_trace_on()) j["texture_trace_ms"] = texture_trace_json();
+  if (batch_trace_on()) j["batch_trace_ms"] = batch_trace_json();
   return json_text(j);
 }
 

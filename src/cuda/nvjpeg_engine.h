@@ -16,8 +16,10 @@
 #include <cuda_runtime_api.h>
 #include <nvjpeg.h>
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <nlohmann/json_fwd.hpp>
@@ -176,6 +178,20 @@ class NvjpegEngine final : public abi::Engine {
   static bool texture_trace_on();
   nlohmann::ordered_json texture_trace_json();
 
+  // PIXPATH_CUDA_BATCH_TRACE=1 (measurements only): decode_batch_to_device times its host steps
+  // (the whole call; the hardware batch's wait for its idle stream, its nvjpegDecodeBatched
+  // call and the whole hardware part), decode_to_device its picture's queueing and, on the own
+  // decoder, its wait for the damage words; info_json reports each step's median and count.
+  // Every sample is kept (a measurement run's few thousand).
+  struct BatchTrace {
+    Mutex mu;
+    std::map<std::string, std::vector<float>> ms PIXPATH_GUARDED_BY(mu);
+  };
+  static bool batch_trace_on();
+  // The host time since `since` as one sample of `step` (when the trace is on).
+  void batch_trace_add(const char* step, std::chrono::steady_clock::time_point since);
+  nlohmann::ordered_json batch_trace_json();
+
   // ---- hardware_batch.cc
   // The hardware part of a batch: parses every request and picks the baseline
   // colour pictures without alpha the engines take; when there are two or more, decodes them as
@@ -206,6 +222,7 @@ class NvjpegEngine final : public abi::Engine {
   cudaStream_t paint_stream_ PIXPATH_GUARDED_BY(paint_mu_) = nullptr;  // the texture stream
   std::vector<cudaEvent_t> free_fences_ PIXPATH_GUARDED_BY(paint_mu_);
   TextureTrace trace_;
+  BatchTrace batch_trace_;
 };
 
 }  // namespace pixpath::cuda

@@ -52,8 +52,12 @@ Result<abi::DeviceImage> NvjpegEngine::queue_to_device(Slot& s, const abi::Decod
 Result<abi::DeviceImage> NvjpegEngine::decode_to_device(const abi::DecodeRequest& r) {
   PIXPATH_CHECK(bind());
   PIXPATH_TRY(auto slot, d_->acquire_slot());
+  const auto start = std::chrono::steady_clock::now();
   auto img = queue_to_device(*slot, r);
+  batch_trace_add(r.own ? "own queue" : "other queue", start);
+  const auto wait_start = std::chrono::steady_clock::now();
   auto finished = finish_own(*slot);  // after the conversion is queued: one host wait
+  if (r.own) batch_trace_add("own wait", wait_start);
   if (img && !finished) {
     release_image(*img);
     return finished.error();
