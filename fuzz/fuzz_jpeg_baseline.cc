@@ -1,6 +1,7 @@
 // pixpath's own baseline JPEG parser and the CPU reference of its parallel entropy decoder
 // (the GPU decoder's steps): parse, unstuff, decode at a subsequence size taken from the input,
-// and check it against a serial decode of the same data (coefficients and damage warnings).
+// and check it against a serial decode of the same data (coefficients and damage warnings);
+// the headers-only parse succeeds wherever the whole parse does, with the same frame.
 #include <cstdint>
 #include <span>
 
@@ -14,8 +15,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   limits.max_width = 4096;
   limits.max_height = 4096;
   limits.max_pixels = 2048 * 2048;
+  auto headers = parse_baseline_jpeg(in, limits, ParseDepth::Headers);
   auto parsed = parse_baseline_jpeg(in, limits);
   if (!parsed.ok()) return 0;
+  if (!headers.ok() || headers->width != parsed->width || headers->height != parsed->height ||
+      headers->component_count != parsed->component_count || headers->scan_begin != parsed->scan_begin ||
+      headers->restart_interval != parsed->restart_interval || !headers->segments.empty()) {
+    __builtin_trap();
+  }
   const UnstuffedScan u = unstuff_scan(in, *parsed);
   if (u.segment_begin.size() != parsed->segments.size() + 1) __builtin_trap();
   ParallelDecodeOptions opt;
