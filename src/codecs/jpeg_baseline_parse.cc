@@ -559,6 +559,24 @@ Result<BaselineJpeg> parse_baseline_jpeg(std::span<const uint8_t> data, const Ba
   return Parser(data, limits, depth).run();
 }
 
+JpegTables frame_tables(const BaselineJpeg& jpeg) {
+  JpegTables t;
+  t.sof = 0xC0;
+  t.precision = 8;
+  t.width = jpeg.width;
+  t.height = jpeg.height;
+  t.component_count = jpeg.component_count;
+  for (size_t k = 0; k < t.components.size(); ++k) {
+    t.components[k].id = jpeg.components[k].id;
+    t.components[k].h_samp = jpeg.components[k].h;
+    t.components[k].v_samp = jpeg.components[k].v;
+  }
+  t.has_sos = true;
+  t.has_eoi = jpeg.has_eoi;
+  t.adobe_transform = jpeg.adobe_transform;
+  return t;
+}
+
 UnstuffedScan unstuff_scan(std::span<const uint8_t> data, const BaselineJpeg& jpeg) {
   UnstuffedScan out;
   size_t total = 0;

@@ -109,5 +109,42 @@ TEST(JpegBaselineParse, HeadersDepthTellsEoiFromTheLastBytesOnly) {
   EXPECT_EQ(headers(prog).error().code(), ErrorCode::Unsupported);
 }
 
+// frame_tables: the fields scan_jpeg_tables gives (the GPU route's refusal rules read them from
+// either), at both depths; has_eoi at the Headers depth only where the data ends with EOI.
+TEST(JpegBaselineParse, FrameTablesAgreeWithTheMarkerScan) {
+  struct Case {
+    int components, hs, vs, restart;
+  };
+  for (const Case c : {Case{3, 2, 2, 0}, Case{3, 2, 1, 3}, Case{3, 1, 1, 0}, Case{3, 1, 2, 0}, Case{1, 1, 1, 1}}) {
+    SCOPED_TRACE(std::to_string(c.components) + " components " + std::to_string(c.hs) + "x" + std::to_string(c.vs));
+    const auto file = encode(160, 96, c.components, c.hs, c.vs, 70, c.restart);
+    const std::vector<uint8_t> cut(file.begin(), file.end() - 40);
+    for (const auto* data : {&file, &cut}) {
+      auto scanned = scan_jpeg_tables(*data);
+      ASSERT_TRUE(scanned.ok()) << scanned.error().message();
+      for (const ParseDepth depth : {ParseDepth::Whole, ParseDepth::Headers}) {
+        auto parsed = parse_baseline_jpeg(*data, {}, depth);
+        if (!parsed.ok()) {
+          EXPECT_TRUE(depth == ParseDepth::Whole && data == &cut) << parsed.error().message();
+          continue;
+        }
+        const JpegTables t = frame_tables(*parsed);
+        EXPECT_EQ(t.sof, scanned->sof);
+        EXPECT_EQ(t.precision, scanned->precision);
+        EXPECT_EQ(t.width, scanned->width);
+        EXPECT_EQ(t.height, scanned->height);
+        EXPECT_EQ(t.component_count, scanned->component_count);
+        for (int k = 0; k < t.component_count; ++k) {
+          EXPECT_EQ(t.components[size_t(k)].id, scanned->components[size_t(k)].id);
+          EXPECT_EQ(t.components[size_t(k)].h_samp, scanned->components[size_t(k)].h_samp);
+          EXPECT_EQ(t.components[size_t(k)].v_samp, scanned->components[size_t(k)].v_samp);
+        }
+        EXPECT_EQ(t.has_eoi, scanned->has_eoi);
+        EXPECT_EQ(t.process(), scanned->process());
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace pixpath::codecs::jpeg

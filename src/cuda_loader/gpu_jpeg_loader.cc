@@ -17,6 +17,7 @@
 #include "cuda/module_abi.h"
 #include "cuda/own_jpeg_input.h"
 #include "pixpath/codecs/jpeg_baseline_parse.h"
+#include "pixpath/codecs/jpeg_tables.h"
 #include "pixpath/codecs/jpeg_parallel_decode.h"
 #include "pixpath/core/storage.h"
 #include "pixpath/core/thread_annotations.h"
@@ -140,13 +141,19 @@ bool own_decoder_wanted(const GpuDecodeParams& p) { return own_route_enabled() &
 // the GPU has them and the request leaves the backend to nvJPEG; a request that names a
 // decoupled backend (measurements) gets it, exact or not. PIXPATH_CUDA_ACCEPT_ALL=1 turns the
 // check off (measurements only: the exactness sweep shows what nvJPEG makes of those pictures).
+struct RouteRules {
+  bool exact_engines, exactness, own_decoder;
+};
+RouteRules route_rules(const GpuDecodeParams& p, int engines) {
+  const bool asked_decoupled = p.backend == GpuBackend::Hybrid || p.backend == GpuBackend::GpuHybrid;
+  return {engines > 0 && !asked_decoupled, !asked_decoupled, own_decoder_wanted(p)};
+}
+
 std::optional<Error> refusal(std::span<const uint8_t> data, const GpuDecodeParams& p, int engines) {
   if (accept_all()) return std::nullopt;
-  const bool asked_decoupled = p.backend == GpuBackend::Hybrid || p.backend == GpuBackend::GpuHybrid;
-  const bool exact_engines = engines > 0 && !asked_decoupled;
-  const bool own = own_decoder_wanted(p);
+  const RouteRules r = route_rules(p, engines);
   auto check = [&](std::span<const uint8_t> part) {
-    return paint::gpu_exactness_refusal(part, exact_engines, !asked_decoupled, own);
+    return paint::gpu_exactness_refusal(part, r.exact_engines, r.exactness, r.own_decoder);
   };
   std::optional<std::string> why;
   if (p.alpha_offset && *p.alpha_offset > 0 && uint64_t(*p.alpha_offset) < data.size()) {
@@ -249,28 +256,20 @@ Result<void> own_inputs(OwnRoute& route, abi::DecodeRequest& r, const GpuDecodeP
   return ok();
 }
 
-// True when the own decoder's parse shows the route's refusal check would let this JPEG through
-// (parse_baseline_jpeg takes 8-bit SOF0 Huffman pictures only; gray, or YCbCr sampled 4:4:4,
-// 4:2:2 or 4:2:0; ending with EOI): the check's own pass over the bytes is then not made. On
-// the H200's host that pass cost about 0.1 ms per 4K picture (docs/performance.md, "Many
-// windows").
-bool parse_passes_refusal(const codecs::jpeg::BaselineJpeg& j) {
-  if (!j.has_eoi) return false;
-  if (j.component_count == 1) return true;
-  if (j.component_count != 3) return false;
-  for (int c = 1; c < 3; ++c)
-    if (j.components[size_t(c)].h != 1 || j.components[size_t(c)].v != 1) return false;
-  const auto& y = j.components[0];
-  return (y.h == 1 && y.v == 1) || (y.h == 2 && y.v == 1) || (y.h == 2 && y.v == 2);
-}
-
 // The route's refusal for a picture the own decoder's parse (`own`: its result) may already
-// have cleared.
+// have cleared: where the route's rules pass the parsed frame, the rules' own scan over the
+// bytes (scan_jpeg_tables) is not made; where they would refuse it, the scan decides (the
+// parse's headers-only EOI is a guess from the last two bytes). On the H200's host that scan
+// cost about 0.1 ms per 4K picture (docs/performance.md, "Many windows").
 std::optional<Error> refusal_after_parse(const Result<std::unique_ptr<OwnRoute>>& own, std::span<const uint8_t> data,
                                          const GpuDecodeParams& p, int engines) {
-  if (own.ok() && *own && parse_passes_refusal((*own)->color.jpeg) &&
-      (!(*own)->alpha || parse_passes_refusal((*own)->alpha->jpeg)))
-    return std::nullopt;
+  if (own.ok() && *own) {
+    const RouteRules r = route_rules(p, engines);
+    auto clear = [&](const OwnPart& part) {
+      return !paint::gpu_exactness_refusal(codecs::jpeg::frame_tables(part.jpeg), r.exact_engines, r.exactness, r.own_decoder);
+    };
+    if (clear((*own)->color) && (!(*own)->alpha || clear(*(*own)->alpha))) return std::nullopt;
+  }
   return refusal(data, p, engines);
 }
 

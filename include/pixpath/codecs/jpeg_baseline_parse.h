@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "pixpath/codecs/jpeg_entropy_kernels.h"  // kZigzagToNatural
+#include "pixpath/codecs/jpeg_tables.h"
 #include "pixpath/core/result.h"
 
 namespace pixpath::codecs::jpeg {
@@ -117,6 +118,12 @@ enum class ParseDepth { Whole, Headers };
 Result<BaselineJpeg> parse_baseline_jpeg(std::span<const uint8_t> data,
                                          const BaselineLimits& limits = {},
                                          ParseDepth depth = ParseDepth::Whole);
+
+// The frame as scan_jpeg_tables describes it (SOF0, 8-bit, size, components and their sampling,
+// has_eoi as this parse's depth tells it, the Adobe transform; no quantisation tables): for a
+// caller that decides on those fields (paint::gpu_exactness_refusal) and need not scan the
+// picture again.
+JpegTables frame_tables(const BaselineJpeg& jpeg);
 
 // The scan's bit stream as a decoder reads it: the segments' bytes unstuffed and concatenated,
 // segment i at bytes [segment_begin[i], segment_begin[i + 1]) (segment_begin has one entry

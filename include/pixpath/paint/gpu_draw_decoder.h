@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "pixpath/codecs/decoder.h"
+#include "pixpath/codecs/jpeg_tables.h"
 #include "pixpath/codecs/video_decoder.h"
 #include "pixpath/core/picture.h"
 #include "pixpath/core/result.h"
@@ -159,6 +160,11 @@ class GpuDrawDecoder {
 // ones, gray too, go to the CPU, so that no damaged picture is decoded silently.
 // Stateless; any thread.
 std::optional<std::string> gpu_exactness_refusal(std::span<const uint8_t> data, bool exact_engines,
+                                                 bool exactness = true, bool own_decoder = false);
+// The same rules on a frame already read (`tables`: what scan_jpeg_tables gives, or the same
+// fields from another parse of the headers: sof, precision, components and their sampling,
+// has_eoi), for a caller that has parsed the picture and need not scan it again.
+std::optional<std::string> gpu_exactness_refusal(const codecs::JpegTables& tables, bool exact_engines,
                                                  bool exactness = true, bool own_decoder = false);
 
 // Makes the GPU decoder when the engine decides it needs one (in PaintEngine::create()). Fails
