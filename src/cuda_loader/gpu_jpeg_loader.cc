@@ -17,8 +17,8 @@
 #include "cuda/module_abi.h"
 #include "cuda/own_jpeg_input.h"
 #include "pixpath/codecs/jpeg_baseline_parse.h"
-#include "pixpath/codecs/jpeg_tables.h"
 #include "pixpath/codecs/jpeg_parallel_decode.h"
+#include "pixpath/codecs/jpeg_tables.h"
 #include "pixpath/core/storage.h"
 #include "pixpath/core/thread_annotations.h"
 #include "pixpath/cuda/gpu_jpeg.h"
@@ -134,13 +134,7 @@ bool own_route_enabled() {
 
 bool own_decoder_wanted(const GpuDecodeParams& p) { return own_route_enabled() && p.backend == GpuBackend::Auto; }
 
-// The GPU route's refusals (paint::gpu_exactness_refusal: what the GPU cannot decode within +-1
-// of the CPU path, what nvJPEG cannot decode, truncated streams, and on the own decoder's route
-// what it does not take), checked before the module sees the picture; the caller then decodes
-// it on the CPU. On nvJPEG, colour pictures count as exact only on the hardware JPEG engines:
-// the GPU has them and the request leaves the backend to nvJPEG; a request that names a
-// decoupled backend (measurements) gets it, exact or not. PIXPATH_CUDA_ACCEPT_ALL=1 turns the
-// check off (measurements only: the exactness sweep shows what nvJPEG makes of those pictures).
+// The inputs of the route's rules (paint::gpu_exactness_refusal) for one request.
 struct RouteRules {
   bool exact_engines, exactness, own_decoder;
 };
@@ -149,6 +143,13 @@ RouteRules route_rules(const GpuDecodeParams& p, int engines) {
   return {engines > 0 && !asked_decoupled, !asked_decoupled, own_decoder_wanted(p)};
 }
 
+// The GPU route's refusals (paint::gpu_exactness_refusal: what the GPU cannot decode within +-1
+// of the CPU path, what nvJPEG cannot decode, truncated streams, and on the own decoder's route
+// what it does not take), checked before the module sees the picture; the caller then decodes
+// it on the CPU. On nvJPEG, colour pictures count as exact only on the hardware JPEG engines:
+// the GPU has them and the request leaves the backend to nvJPEG; a request that names a
+// decoupled backend (measurements) gets it, exact or not. PIXPATH_CUDA_ACCEPT_ALL=1 turns the
+// check off (measurements only: the exactness sweep shows what nvJPEG makes of those pictures).
 std::optional<Error> refusal(std::span<const uint8_t> data, const GpuDecodeParams& p, int engines) {
   if (accept_all()) return std::nullopt;
   const RouteRules r = route_rules(p, engines);
