@@ -61,12 +61,14 @@ void build_lookup(const HuffmanSpec& spec, HuffmanLookup* t) {
 void transfer_starts(const ScanTables& t, const uint8_t* bytes, const ParallelDecodePlan& plan,
                      const std::vector<VariantRecord>& variants, uint32_t nvar,
                      std::vector<DecodeState>& start, std::vector<DecodeState>& end,
-                     std::vector<uint32_t>& slots, ParallelDecodeStats* st) {
+                     std::vector<uint32_t>& slots, std::vector<uint8_t>& trace,
+                     ParallelDecodeStats* st) {
   const size_t n = plan.sub_begin.size();
   const uint32_t nx = transfer_extra_entries(nvar);
   std::vector<uint64_t> extras((n + 1) * nx, kNoState);  // of each subsequence, and past the last
   std::vector<uint8_t> map(n * kTransferStride, kTransferUnknown);
   std::vector<uint32_t> map_slots(n * kTransferStride, 0);
+  std::vector<uint8_t> map_trace(n * kTransferStride, kNoTrace);
   const auto first_of_segment = [&](size_t j) { return plan.seg_first_sub[plan.sub_seg[j]] == j; };
   const auto cas = [](uint64_t* w, uint64_t expected, uint64_t desired) {
     const uint64_t old = *w;
@@ -80,7 +82,7 @@ void transfer_starts(const ScanTables& t, const uint8_t* bytes, const ParallelDe
     transfer_entry(t, bytes, entry, plan.sub_begin[j], plan.sub_end[j],
                    plan.seg_end_bit[plan.sub_seg[j]], &variants[j * nvar], nvar,
                    &extras[(j + 1) * nx], pass, cas, &map[j * kTransferStride + e],
-                   &map_slots[j * kTransferStride + e], &added);
+                   &map_slots[j * kTransferStride + e], &map_trace[j * kTransferStride + e], &added);
   };
   for (size_t j = 0; j < n; ++j) {  // pass 0: the variant ends of the predecessor
     if (first_of_segment(j)) continue;
@@ -109,6 +111,7 @@ void transfer_starts(const ScanTables& t, const uint8_t* bytes, const ParallelDe
     if (idx == kTransferUnknown) continue;
     start[j] = transfer_entry_state(&variants[(j - 1) * nvar], &extras[j * nx], nvar, a);
     slots[j] = map_slots[j * kTransferStride + a];
+    trace[j] = map_trace[j * kTransferStride + a];
     end[j] = transfer_entry_state(&variants[j * nvar], &extras[(j + 1) * nx], nvar, idx);
     ++resolved;
   }
@@ -320,6 +323,8 @@ Result<CoefficientImage> decode_coefficients_parallel(std::span<const uint8_t> d
   std::vector<uint32_t> slots(nsub);
   const uint32_t nvar = tables->blocks_per_mcu;
   std::vector<VariantRecord> variants(nsub * nvar);
+  // Each start's trace for the write pieces: the guess is variant 0's own start.
+  std::vector<uint8_t> trace(nsub, make_trace(0, 0));
   for (size_t j = 0; j < nsub; ++j) {
     start[j] = DecodeState{sub_begin[j], 0, 0};
     for (uint32_t v = 0; v < nvar; ++v) {
@@ -336,7 +341,7 @@ Result<CoefficientImage> decode_coefficients_parallel(std::span<const uint8_t> d
   st.segments = nseg;
   st.subsequences = nsub;
   if (options.transfer_maps && nvar > 0) {
-    transfer_starts(*tables, bytes, plan, variants, nvar, start, end, slots, &st);
+    transfer_starts(*tables, bytes, plan, variants, nvar, start, end, slots, trace, &st);
   }
   std::vector<DecodeState> prev_end(nsub);
   bool converged = false;
@@ -348,7 +353,7 @@ Result<CoefficientImage> decode_coefficients_parallel(std::span<const uint8_t> d
       SubsequenceResult r;
       if (sync_subsequence_variants(*tables, bytes, prev_end[j - 1], sub_begin[j], sub_end[j],
                                     seg_end_bit[sub_seg[j]], &variants[j * nvar], nvar, &start[j],
-                                    &r)) {
+                                    &r, &trace[j])) {
         end[j] = r.end;
         slots[j] = r.slots;
         ++changed;
@@ -365,7 +370,8 @@ Result<CoefficientImage> decode_coefficients_parallel(std::span<const uint8_t> d
     st.serial_sweep = true;
     for (size_t s = 0; s < nseg; ++s) {
       sync_segment_serially(*tables, bytes, seg_first_sub[s], seg_first_sub[s + 1] - seg_first_sub[s],
-                            sub_end.data(), seg_end_bit[s], start.data(), end.data(), slots.data());
+                            sub_end.data(), seg_end_bit[s], start.data(), end.data(), slots.data(),
+                            trace.data());
     }
   }
   for (size_t j = 0; j < nsub; ++j) {
@@ -385,25 +391,36 @@ Result<CoefficientImage> decode_coefficients_parallel(std::span<const uint8_t> d
     seg_slot_sum[s] = sum;  // below the segment's blocks x 64: it ends early (step 5's checks)
   }
 
-  // Step 5: write-out from the synchronised states, and the damage checks per segment (the
-  // OR of its subsequences' damage, as the GPU's write kernel ORs it per segment).
+  // Step 5: write-out from the synchronised states (in pieces, as the GPU writes them, where
+  // the variants give the states inside), and the damage checks per segment (the OR of its
+  // pieces' damage, as the GPU's write kernel ORs it per segment).
   img.coefficients.assign(total, 0);
   EntropyDamageSummary damage;
+  const bool pieces = options.write_pieces && nvar > 0;
   for (size_t s = 0; s < nseg; ++s) {
     const uint32_t seg_slots = plan.seg_slots[s];
     uint32_t d = slot_sum_damage(seg_slot_sum[s], seg_slots);
     for (uint32_t j = seg_first_sub[s]; j < seg_first_sub[s + 1]; ++j) {
-      const WriteResult w = write_subsequence(
-          *tables, bytes, start[j], sub_end[j], seg_end_bit[s], first_slot[j], seg_slots,
-          plan.seg_first_block[s], kZigzagToNatural.data(), img.coefficients.data());
-      const uint32_t sd = subsequence_damage(w, seg_end_bit[s]);
-      if (sd & kDamageExtraBytes) {
-        damage.extraneous_bytes += extraneous_bytes(w.last_block_end_bit, seg_end_bit[s]);
+      for (int p = 0; p < (pieces ? kWritePieces : 1); ++p) {
+        WritePiece piece{start[j], sub_end[j], first_slot[j]};
+        if (pieces && !write_piece(&variants[size_t(j) * nvar], trace[j], start[j], sub_begin[j],
+                                   sub_end[j], first_slot[j], slots[j], p, &piece)) {
+          continue;
+        }
+        ++st.write_pieces;
+        const WriteResult w = write_subsequence(
+            *tables, bytes, piece.start, piece.end_bit, seg_end_bit[s], piece.first_slot,
+            seg_slots, plan.seg_first_block[s], kZigzagToNatural.data(), img.coefficients.data());
+        const uint32_t sd = subsequence_damage(w, seg_end_bit[s]);
+        if (sd & kDamageExtraBytes) {
+          damage.extraneous_bytes += extraneous_bytes(w.last_block_end_bit, seg_end_bit[s]);
+        }
+        d |= sd;
       }
-      d |= sd;
     }
     damage.add(uint32_t(s), d);
   }
+  if (stats) stats->write_pieces = st.write_pieces;
   damage.no_eoi = !jpeg.has_eoi;
   img.warnings = entropy_damage_warnings(jpeg, damage, "parallel decode");
 

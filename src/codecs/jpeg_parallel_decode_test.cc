@@ -506,6 +506,55 @@ std::vector<Error> parallel_warnings(const std::vector<uint8_t>& file, const Bas
   return first;
 }
 
+// Step 5 in pieces (write_piece, as the GPU writes): the same coefficients and warnings as one
+// write-out a subsequence, on intact and on damaged data (bit flips, random bytes, cuts),
+// with and without the transfer maps; on an intact screen picture at the default size nearly
+// every subsequence splits into all its pieces.
+TEST(JpegParallelDecode, WritePiecesEqualTheWholeWriteOut) {
+  struct Case { int w, h; Sampling sampling; int quality; int restart; uint32_t bits; };
+  std::mt19937 rng(11);
+  int damaged = 0;
+  for (const Case& c : {Case{1024, 512, k420, 50, 0, 768}, Case{512, 256, k444, 90, 0, 256},
+                        Case{320, 200, kGray, 30, 3, 64}, Case{256, 128, k422, 75, 0, 24}}) {
+    const auto file = encode(screen_pixels(c.w, c.h, c.sampling.components, 5), c.w, c.h,
+                             options_for(c.sampling, c.quality, c.restart));
+    ParallelDecodeStats st;
+    ASSERT_EQ(compare_with_libjpeg(file, c.bits, &st), "") << c.w << "x" << c.h;
+    std::printf("%dx%d q%d, %u-bit subsequences: %zu subsequences, %zu write pieces\n", c.w, c.h,
+                c.quality, c.bits, st.subsequences, st.write_pieces);
+    // Short subsequences meet a variant later (or not at all): fewer of their pieces are known.
+    EXPECT_GT(st.write_pieces, st.subsequences * (c.bits >= 768 ? 3 : 1)) << c.w << "x" << c.h;
+    auto parsed = parse_baseline_jpeg(file);
+    ASSERT_TRUE(parsed.ok());
+    const size_t span = parsed->scan_end - parsed->scan_begin;
+    for (int trial = 0; trial < 40; ++trial) {
+      auto bad = file;
+      if (trial % 3 == 0) {
+        bad[parsed->scan_begin + rng() % span] ^= uint8_t(1u << (rng() % 8));
+      } else if (trial % 3 == 1) {
+        for (int k = 0; k < 1 + trial % 4; ++k) bad[parsed->scan_begin + rng() % span] = uint8_t(rng());
+      } else {
+        bad.resize(parsed->scan_begin + rng() % span);
+      }
+      auto p = parse_baseline_jpeg(bad);
+      if (!p.ok()) continue;
+      ParallelDecodeOptions pieces{c.bits};
+      pieces.transfer_maps = trial % 2 == 0;
+      ParallelDecodeOptions whole = pieces;
+      whole.write_pieces = false;
+      ParallelDecodeStats sp, sw;
+      auto a = decode_coefficients_parallel(bad, *p, pieces, &sp);
+      auto b = decode_coefficients_parallel(bad, *p, whole, &sw);
+      ASSERT_TRUE(a.ok() && b.ok());
+      EXPECT_EQ(sw.write_pieces, sw.subsequences);
+      EXPECT_EQ(a->coefficients, b->coefficients) << c.w << "x" << c.h << " trial " << trial;
+      EXPECT_EQ(joined(a->warnings), joined(b->warnings)) << c.w << "x" << c.h << " trial " << trial;
+      damaged += !a->warnings.empty();
+    }
+  }
+  EXPECT_GT(damaged, 40) << "the damaged inputs should show";
+}
+
 // The project's damaged files: what djpeg says of them, this decoder says too.
 TEST(JpegParallelDamage, DamagedFilesAreReported) {
   const char* root = std::getenv("PIXPATH_TEST_DATA");

@@ -26,7 +26,9 @@
 //     slot within its segment (slot = 64 * block + zigzag index, blocks in MCU order).
 //  5. write_subsequence decodes once more from the synchronised state and writes each
 //     non-zero coefficient (DC: the difference) to its block in the planar coefficient layout
-//     (BlockLayout), natural order. The output starts zeroed.
+//     (BlockLayout), natural order. The output starts zeroed. Where the variants of step 2
+//     give the synchronised decode's states inside the subsequence, it is written in pieces
+//     (write_piece), one thread each on the GPU.
 //  6. DC prediction (dc_chunk_sums, a segmented scan, dc_chunk_apply): per segment and
 //     component, the running sum of the DC differences, in block order.
 // Exactness: the decoding rules are libjpeg-turbo's (jdhuff.c decode_mcu_slow/_fast): a run
@@ -262,7 +264,8 @@ inline constexpr int kMaxSyncRounds = 16;
 // equals a variant's state there -- the same state at the same bit: the same decode from there
 // on -- and takes that variant's end state and remaining slot count. Without such a meeting it
 // decodes to the end as sync_subsequence does.
-inline constexpr int kVariantCheckpoints = 3;
+// The checkpoints also split the write-out (step 5, write pieces below).
+inline constexpr int kVariantCheckpoints = 4;
 
 struct VariantRecord {
   DecodeState end;
@@ -271,9 +274,10 @@ struct VariantRecord {
   uint32_t slots_at[kVariantCheckpoints] = {};  // slots passed before it
 };
 
-// Checkpoint k of the subsequence [begin, end_bit): 1/8, 1/4 and 1/2 of the way.
+// Checkpoint k of the subsequence [begin, end_bit): 1/8, 1/4, 1/2 and 3/4 of the way.
 PIXPATH_HD uint32_t variant_checkpoint(uint32_t begin, uint32_t end_bit, int k) {
-  return begin + ((end_bit - begin) >> (3 - k));
+  const uint32_t len = end_bit - begin;
+  return begin + (k == 3 ? len - (len >> 2) : len >> (3 - k));
 }
 
 // One variant: decode_subsequence from `start`, recording the checkpoints. `begin` is the
@@ -306,12 +310,25 @@ PIXPATH_HD VariantRecord decode_variant(const ScanTables& t, const uint8_t* byte
 
 // A decode of subsequence [begin, end_bit) from `entry` that stops where it meets one of the
 // subsequence's variants (variant_count of them; see above): its end state and slot count,
-// and which variant it met (-1: none; it decoded to the end).
+// and which variant it met at which checkpoint (-1: none; it decoded to the end).
 struct TransferResult {
   DecodeState end;
   uint32_t slots = 0;
   int met = -1;
+  int met_at = -1;
 };
+
+// What the write-out (step 5) knows of a synchronised subsequence's decode, one byte (its
+// "trace"): from checkpoint `from` on it is variant `variant`'s decode (the same state at the
+// checkpoint: the same decode from there), so the variant's states at the later checkpoints
+// are its states there; kNoTrace: nothing known. A start that is a variant's own start (the
+// speculative guess when it was right, a segment's first subsequence) is that variant from
+// checkpoint 0.
+inline constexpr uint8_t kNoTrace = 0xFF;
+PIXPATH_HD uint8_t make_trace(int variant, int from) {
+  return variant < 0 || from < 0 ? kNoTrace : static_cast<uint8_t>((from << 4) | variant);
+}
+PIXPATH_HD uint8_t transfer_trace(const TransferResult& r) { return make_trace(r.met, r.met_at); }
 
 PIXPATH_HD TransferResult transfer_subsequence(const ScanTables& t, const uint8_t* bytes,
                                                DecodeState entry, uint32_t begin,
@@ -331,6 +348,7 @@ PIXPATH_HD TransferResult transfer_subsequence(const ScanTables& t, const uint8_
           r.end = variants[v].end;
           r.slots = slots + (variants[v].slots - variants[v].slots_at[k]);
           r.met = static_cast<int>(v);
+          r.met_at = k;
           return r;
         }
       }
@@ -344,12 +362,14 @@ PIXPATH_HD TransferResult transfer_subsequence(const ScanTables& t, const uint8_
 }
 
 // sync_subsequence with the variants of this subsequence (variant_count of them): the same
-// *start and result (end, slots; result->invalid is not counted here).
+// *start and result (end, slots; result->invalid is not counted here), and the new start's
+// trace (for the write pieces).
 PIXPATH_HD bool sync_subsequence_variants(const ScanTables& t, const uint8_t* bytes,
                                           DecodeState predecessor_end, uint32_t begin,
                                           uint32_t end_bit, uint32_t segment_end_bit,
                                           const VariantRecord* variants, uint32_t variant_count,
-                                          DecodeState* start, SubsequenceResult* result) {
+                                          DecodeState* start, SubsequenceResult* result,
+                                          uint8_t* trace) {
   if (same_state(*start, predecessor_end)) return false;
   *start = predecessor_end;
   const TransferResult r = transfer_subsequence(t, bytes, predecessor_end, begin, end_bit,
@@ -357,6 +377,7 @@ PIXPATH_HD bool sync_subsequence_variants(const ScanTables& t, const uint8_t* by
   result->end = r.end;
   result->slots = r.slots;
   result->invalid = 0;
+  *trace = transfer_trace(r);
   return true;
 }
 
@@ -408,7 +429,8 @@ PIXPATH_HD DecodeState transfer_entry_state(const VariantRecord* pred_variants, 
 }
 
 // One entry of subsequence j in pass `pass`: decodes j from `entry` (transfer_subsequence with
-// j's `variants`) and sets *map_out (the entry of j + 1 it leads to) and *slots_out. An end
+// j's `variants`) and sets *map_out (the entry of j + 1 it leads to), *slots_out and
+// *trace_out (the trace of a start at that entry, for the write pieces). An end
 // that meets no variant becomes an extra entry of j + 1 (`next_extras`): an equal one is
 // reused, else the first empty word is claimed with cas(word*, expected, desired) -> the old
 // value (atomicCAS on the GPU), and *added set; none left: kTransferUnknown.
@@ -418,10 +440,11 @@ PIXPATH_HD void transfer_entry(const ScanTables& t, const uint8_t* bytes, Decode
                                uint32_t begin, uint32_t end_bit, uint32_t segment_end_bit,
                                const VariantRecord* variants, uint32_t variant_count,
                                uint64_t* next_extras, uint32_t pass, Cas cas, uint8_t* map_out,
-                               uint32_t* slots_out, bool* added) {
+                               uint32_t* slots_out, uint8_t* trace_out, bool* added) {
   const TransferResult r = transfer_subsequence(t, bytes, entry, begin, end_bit, segment_end_bit,
                                                 variants, variant_count);
   *slots_out = r.slots;
+  *trace_out = transfer_trace(r);
   if (r.met >= 0) {
     *map_out = static_cast<uint8_t>(r.met);
     return;
@@ -462,17 +485,18 @@ PIXPATH_HD void compose_transfer(const uint8_t* first, const uint8_t* then, uint
 }
 
 // Step 3's bounded fallback for one segment (subsequences [first, first + count)): in order,
-// each subsequence whose start differs from its predecessor's end is decoded again from it.
-// Arrays are indexed by subsequence.
+// each subsequence whose start differs from its predecessor's end is decoded again from it
+// (its trace, when `trace` is given, becomes kNoTrace). Arrays are indexed by subsequence.
 PIXPATH_HD void sync_segment_serially(const ScanTables& t, const uint8_t* bytes, uint32_t first,
                                       uint32_t count, const uint32_t* end_bit,
                                       uint32_t segment_end_bit, DecodeState* start,
-                                      DecodeState* end, uint32_t* slots) {
+                                      DecodeState* end, uint32_t* slots, uint8_t* trace) {
   for (uint32_t j = first + 1; j < first + count; ++j) {
     SubsequenceResult r;
     if (sync_subsequence(t, bytes, end[j - 1], end_bit[j], segment_end_bit, &start[j], &r)) {
       end[j] = r.end;
       slots[j] = r.slots;
+      if (trace) trace[j] = kNoTrace;
     }
   }
 }
@@ -553,6 +577,46 @@ PIXPATH_HD WriteResult write_subsequence(const ScanTables& t, const uint8_t* byt
     r.slots += static_cast<uint32_t>(passed);
   }
   return r;
+}
+
+// Step 5 in pieces: a subsequence's write-out split at checkpoints 1-3 (1/4, 1/2 and 3/4 of
+// the way), one thread a piece, so a picture with few subsequences still fills the GPU. Piece
+// p >= 1 starts at the variant's state at checkpoint p, known when the trace's `from` <= p
+// (the first codeword start at or past the checkpoint, on the true decode as on the
+// variant's); its first slot is the subsequence's slot count minus what the variant passes
+// from there to the end. Piece 0 starts at the synchronised start and ends at the first known
+// boundary. Pieces whose start is not known have nothing to do (the piece before covers them);
+// without a trace piece 0 writes the whole subsequence. The pieces together decode exactly the
+// codewords write_subsequence decodes from `start`.
+inline constexpr int kWritePieces = 4;
+
+struct WritePiece {
+  DecodeState start;
+  uint32_t end_bit = 0;     // decodes the codewords that start before it
+  uint32_t first_slot = 0;  // the slot of `start` within the segment
+};
+
+// Piece p of a subsequence [begin, end_bit) whose synchronised decode starts at `start` (slot
+// `first_slot`) and passes `slots` slots; `variants` are its own. False: nothing to do.
+PIXPATH_HD bool write_piece(const VariantRecord* variants, uint8_t trace, DecodeState start,
+                            uint32_t begin, uint32_t end_bit, uint32_t first_slot, uint32_t slots,
+                            int p, WritePiece* out) {
+  const int from = trace == kNoTrace ? kWritePieces : trace >> 4;
+  const VariantRecord* v = trace == kNoTrace ? nullptr : &variants[trace & 15];
+  const auto boundary = [&](int q) {
+    return q < kWritePieces ? variant_checkpoint(begin, end_bit, q) : end_bit;
+  };
+  if (p == 0) {
+    out->start = start;
+    out->first_slot = first_slot;
+    out->end_bit = boundary(from > 1 ? from : 1);
+    return true;
+  }
+  if (from > p) return false;
+  out->start = v->at[p];
+  out->first_slot = first_slot + slots - (v->slots - v->slots_at[p]);
+  out->end_bit = boundary(p + 1);
+  return true;
 }
 
 // What the checks of one segment found (step 5, see the header comment); a bit set per kind.

@@ -32,6 +32,7 @@ struct ParallelDecodeOptions {
   uint32_t subsequence_bits = 1024;  // bits per subsequence (>= 8)
   uint64_t max_coefficient_bytes = uint64_t{1} << 30;
   bool transfer_maps = true;  // step 3a before the rounds (jpeg_entropy_kernels.h)
+  bool write_pieces = true;   // step 5 in pieces (jpeg_entropy_kernels.h, write_piece)
 };
 
 // What the run did (for tests and the benchmark's breakdown); filled once the subsequences
@@ -45,6 +46,7 @@ struct ParallelDecodeStats {
   size_t wrong_speculative_starts = 0;  // subsequences whose guessed start state was wrong
   int transfer_passes = 0;           // step 3a's passes (0: not run)
   size_t transfer_resolved = 0;      // subsequences whose start step 3a found
+  size_t write_pieces = 0;           // step 5's write-outs (one a subsequence without pieces)
 };
 
 // Quantised coefficients, one plane per component: a raster of blocks_w x blocks_h blocks
