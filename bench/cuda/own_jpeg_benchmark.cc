@@ -5,7 +5,8 @@
 // into CUDA memory) and the CPU path (tjDecompress2) on the same file in the same run. For the
 // GPU machine (scripts/gpu-check-run, OWN=1):
 //   own_jpeg_benchmark [--rounds N] [--subsequence-bits B[,B...]] [--sync coop|chain|both]
-//                      [--variants on|off|both] [--transfer on|off|both] [--arithmetic simd|c]
+//                      [--variants on|off|both] [--transfer on|off|both]
+//                      [--pieces on|off|both] [--arithmetic simd|c]
 //                      [--no-cpu] FILE.jpg...
 #include <cuda_runtime.h>
 #include <nvjpeg.h>
@@ -54,6 +55,8 @@ void usage() {
       "  --variants on|off|both    step 2 once per block index of the MCU (default on), or not\n"
       "  --transfer on|off|both    step 3a, the transfer maps before the rounds (default on;\n"
       "                            needs the variants and the cooperative launch), or not\n"
+      "  --pieces on|off|both      step 5 in pieces, 4 threads a subsequence (default on;\n"
+      "                            needs the variants), or one thread a subsequence\n"
       "  --arithmetic simd|c       IDCT arithmetic: libjpeg-turbo's SIMD (default) or C code\n"
       "  --no-cpu                  skip tjDecompress2\n"
       "  --help                    this text\n");
@@ -65,9 +68,10 @@ struct Setting {
   bool coop = true;
   bool variants = true;
   bool transfer = true;
+  bool pieces = true;
   std::string name() const {
     return std::to_string(bits) + (coop ? "" : " chain") + (variants ? "" : " novar") +
-           (transfer ? "" : " nomaps");
+           (transfer ? "" : " nomaps") + (pieces ? "" : " whole");
   }
 };
 
@@ -89,6 +93,7 @@ Column run_own(const std::vector<uint8_t>& data, const Setting& s, int rounds,
   opt.cooperative_sync = s.coop;
   opt.phase_variants = s.variants;
   opt.transfer_maps = s.transfer;
+  opt.write_pieces = s.pieces;
   opt.arithmetic = arithmetic;
   std::vector<double> total, parse, conv, overhead, span;
   std::vector<std::vector<float>> phases(kPhaseCount);
@@ -236,7 +241,7 @@ void print_legend(int rounds, const std::vector<Setting>& settings) {
 int main(int argc, char** argv) {
   int rounds = 30;
   bool cpu = true;
-  std::string sync_kind = "coop", variant_kind = "on", transfer_kind = "on";
+  std::string sync_kind = "coop", variant_kind = "on", transfer_kind = "on", piece_kind = "on";
   std::vector<uint32_t> bits_list = {256, 512, 1024};
   codecs::jpeg::IdctArithmetic arithmetic = codecs::jpeg::IdctArithmetic::Simd;
   std::vector<std::string> files;
@@ -267,6 +272,12 @@ int main(int argc, char** argv) {
       transfer_kind = argv[++i];
       if (transfer_kind != "on" && transfer_kind != "off" && transfer_kind != "both") {
         std::fprintf(stderr, "own_jpeg_benchmark: --transfer takes on, off or both\n");
+        return 2;
+      }
+    } else if (a == "--pieces" && i + 1 < argc) {
+      piece_kind = argv[++i];
+      if (piece_kind != "on" && piece_kind != "off" && piece_kind != "both") {
+        std::fprintf(stderr, "own_jpeg_benchmark: --pieces takes on, off or both\n");
         return 2;
       }
     } else if (a == "--arithmetic" && i + 1 < argc) {
@@ -300,8 +311,11 @@ int main(int argc, char** argv) {
       if ((v && variant_kind == "off") || (!v && variant_kind == "on")) continue;
       for (int m = 1; m >= 0; --m) {
         if ((m && transfer_kind == "off") || (!m && transfer_kind == "on")) continue;
-        if (sync_kind != "chain") settings.push_back({b, true, v == 1, m == 1});
-        if (sync_kind != "coop") settings.push_back({b, false, v == 1, m == 1});
+        for (int w = 1; w >= 0; --w) {
+          if ((w && piece_kind == "off") || (!w && piece_kind == "on")) continue;
+          if (sync_kind != "chain") settings.push_back({b, true, v == 1, m == 1, w == 1});
+          if (sync_kind != "coop") settings.push_back({b, false, v == 1, m == 1, w == 1});
+        }
       }
     }
   }

@@ -56,8 +56,8 @@ class DeviceBuffers {
  public:
   enum Slot {
     kUpload, kStart, kEndA, kEndB, kSlots, kScan, kFirstSlot, kCoefficients, kPlanes, kDcSums,
-    kDcPrefix, kSegDamage, kVariants, kTransferMap, kTransferSlots, kTransferExtras,
-    kTransferBlockMaps, kSlotCount
+    kDcPrefix, kSegDamage, kVariants, kTrace, kTransferMap, kTransferSlots, kTransferTrace,
+    kTransferExtras, kTransferBlockMaps, kSlotCount
   };
   DeviceBuffers() = default;
   DeviceBuffers(const DeviceBuffers&) = delete;
@@ -107,6 +107,9 @@ struct Options {
   // cooperative launch): most start states found in a few passes and one composition, so the
   // rounds that follow have little or nothing left to do. Same result.
   bool transfer_maps = true;
+  // Step 5 in pieces (jpeg_entropy_kernels.h, write_piece; needs the variants): kWritePieces
+  // threads a subsequence where the variants give the states inside it. Same result.
+  bool write_pieces = true;
   codecs::jpeg::IdctArithmetic arithmetic = codecs::jpeg::IdctArithmetic::Simd;
   bool time_phases = false;  // fill Report::phase_ms (CUDA events between the steps)
 };

@@ -44,10 +44,12 @@ __global__ void speculative_kernel(const ScanTables* tables, const uint8_t* byte
   slots[j] = r.slots;
 }
 
-// One thread per (subsequence, block index): decode_variant; variant 0 is step 2's guess.
+// One thread per (subsequence, block index): decode_variant; variant 0 is step 2's guess
+// (its trace: variant 0 from checkpoint 0).
 __global__ void variants_kernel(const ScanTables* tables, const uint8_t* bytes,
                                 SubsequenceArrays a, DecodeState* start, DecodeState* end,
-                                uint32_t* slots, VariantRecord* variants, uint32_t nvar) {
+                                uint32_t* slots, VariantRecord* variants, uint32_t nvar,
+                                uint8_t* trace) {
   const ScanTables& t = shared_tables(tables);
   const uint64_t i = uint64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   if (i >= uint64_t(a.count) * nvar) return;
@@ -62,30 +64,33 @@ __global__ void variants_kernel(const ScanTables* tables, const uint8_t* bytes,
     start[j] = s;
     end[j] = r.end;
     slots[j] = r.slots;
+    trace[j] = codecs::jpeg::make_trace(0, 0);
   }
 }
 
 // One subsequence in one synchronisation round: decoded again from its predecessor's end
 // state of the previous round when that differs from its start (sync_subsequence); every entry
-// of end_out is written. Returns 1 when it changed.
+// of end_out is written, and with the variants the new start's trace. Returns 1 when it changed.
 __device__ uint32_t sync_one(const ScanTables& t, const uint8_t* bytes, const SubsequenceArrays& a,
                              uint32_t j, const DecodeState* end_in, DecodeState* end_out,
                              DecodeState* start, uint32_t* slots, const VariantRecord* variants,
-                             uint32_t nvar) {
+                             uint32_t nvar, uint8_t* trace) {
   DecodeState e = end_in[j];
   uint32_t changed = 0;
   if (a.seg_first_sub[a.segment[j]] != j) {
     const DecodeState pred = end_in[j - 1];
     DecodeState st = start[j];
     SubsequenceResult r;
+    uint8_t tr = codecs::jpeg::kNoTrace;
     const uint32_t seg_end = a.seg_end_bit[a.segment[j]];
     const bool moved =
         variants ? codecs::jpeg::sync_subsequence_variants(t, bytes, pred, a.begin[j], a.end[j], seg_end,
-                                                           variants + uint64_t(j) * nvar, nvar, &st, &r)
+                                                           variants + uint64_t(j) * nvar, nvar, &st, &r, &tr)
                  : codecs::jpeg::sync_subsequence(t, bytes, pred, a.end[j], seg_end, &st, &r);
     if (moved) {
       start[j] = st;
       slots[j] = r.slots;
+      if (trace) trace[j] = tr;
       e = r.end;
       changed = 1;
     }
@@ -133,7 +138,7 @@ __device__ bool transfer_one(const ScanTables& t, const uint8_t* bytes, const Su
   const uint64_t at = uint64_t(j) * codecs::jpeg::kTransferStride + e;
   codecs::jpeg::transfer_entry(t, bytes, entry, a.begin[j], a.end[j], a.seg_end_bit[a.segment[j]],
                                variants + uint64_t(j) * nvar, nvar, x.extras + uint64_t(j + 1) * nx,
-                               pass, AtomicCas{}, &x.map[at], &x.map_slots[at], &added);
+                               pass, AtomicCas{}, &x.map[at], &x.map_slots[at], &x.map_trace[at], &added);
   return added;
 }
 
@@ -161,8 +166,8 @@ __global__ void transfer_first_pass_kernel(const ScanTables* tables, const uint8
 __device__ void transfer_in_grid(cooperative_groups::grid_group& grid, const ScanTables& t,
                                  const uint8_t* bytes, const SubsequenceArrays& a,
                                  DecodeState* start, DecodeState* end, uint32_t* slots,
-                                 uint32_t* flags, const VariantRecord* variants, uint32_t nvar,
-                                 const TransferArrays& x, uint32_t& step) {
+                                 uint8_t* trace, uint32_t* flags, const VariantRecord* variants,
+                                 uint32_t nvar, const TransferArrays& x, uint32_t& step) {
   using codecs::jpeg::kTransferStride;
   using codecs::jpeg::kTransferUnknown;
   __shared__ uint8_t maps[2][kThreads][kTransferStride];
@@ -228,6 +233,7 @@ __device__ void transfer_in_grid(cooperative_groups::grid_group& grid, const Sca
     start[j] = codecs::jpeg::transfer_entry_state(variants + uint64_t(j - 1) * nvar,
                                                   x.extras + uint64_t(j) * nx, nvar, prev);
     slots[j] = x.map_slots[uint64_t(j) * kTransferStride + prev];
+    trace[j] = x.map_trace[uint64_t(j) * kTransferStride + prev];
     end[j] = codecs::jpeg::transfer_entry_state(variants + uint64_t(j) * nvar,
                                                 x.extras + uint64_t(j + 1) * nx, nvar, idx);
     resolved = true;
@@ -242,19 +248,19 @@ __device__ void transfer_in_grid(cooperative_groups::grid_group& grid, const Sca
 // left as soon as a round changed nothing.
 __global__ void sync_coop_kernel(const ScanTables* tables, const uint8_t* bytes,
                                  SubsequenceArrays a, DecodeState* end_a, DecodeState* end_b,
-                                 DecodeState* start, uint32_t* slots, uint32_t* flags,
-                                 const VariantRecord* variants, uint32_t nvar, TransferArrays x,
-                                 int max_rounds) {
+                                 DecodeState* start, uint32_t* slots, uint8_t* trace,
+                                 uint32_t* flags, const VariantRecord* variants, uint32_t nvar,
+                                 TransferArrays x, int max_rounds) {
   cooperative_groups::grid_group grid = cooperative_groups::this_grid();
   const ScanTables& t = shared_tables(tables);
   const uint32_t j = blockIdx.x * blockDim.x + threadIdx.x;
   uint32_t step = 0;
-  if (x.map) transfer_in_grid(grid, t, bytes, a, start, end_a, slots, flags, variants, nvar, x, step);
+  if (x.map) transfer_in_grid(grid, t, bytes, a, start, end_a, slots, trace, flags, variants, nvar, x, step);
   DecodeState* in = end_a;
   DecodeState* out = end_b;
   for (int round = 0; round < max_rounds; ++round) {
     const uint32_t changed =
-        j < a.count ? sync_one(t, bytes, a, j, in, out, start, slots, variants, nvar) : 0u;
+        j < a.count ? sync_one(t, bytes, a, j, in, out, start, slots, variants, nvar, trace) : 0u;
     const uint32_t n = grid_count(grid, changed, flags, step);
     DecodeState* tmp = in;
     in = out;
@@ -275,13 +281,13 @@ __global__ void sync_coop_kernel(const ScanTables* tables, const uint8_t* bytes,
 __global__ void sync_round_kernel(const ScanTables* tables, const uint8_t* bytes,
                                   SubsequenceArrays a, const DecodeState* end_in,
                                   DecodeState* end_out, DecodeState* start, uint32_t* slots,
-                                  uint32_t* flags, const VariantRecord* variants, uint32_t nvar,
-                                  int round) {
+                                  uint8_t* trace, uint32_t* flags, const VariantRecord* variants,
+                                  uint32_t nvar, int round) {
   if (round > 0 && flags[kFlagRoundChanged + round - 1] == 0) return;
   const ScanTables& t = shared_tables(tables);
   const uint32_t j = blockIdx.x * blockDim.x + threadIdx.x;
   const uint32_t changed =
-      j < a.count ? sync_one(t, bytes, a, j, end_in, end_out, start, slots, variants, nvar) : 0u;
+      j < a.count ? sync_one(t, bytes, a, j, end_in, end_out, start, slots, variants, nvar, trace) : 0u;
   count_changes(changed, &flags[kFlagRoundChanged + round]);
 }
 
@@ -298,13 +304,13 @@ __global__ void sync_summary_kernel(uint32_t* flags, int launched) {
 // walks its subsequences in order. `end` holds the last round's end states.
 __global__ void serial_sync_kernel(const ScanTables* tables, const uint8_t* bytes,
                                    SubsequenceArrays a, DecodeState* start, DecodeState* end,
-                                   uint32_t* slots, const uint32_t* flags) {
+                                   uint32_t* slots, uint8_t* trace, const uint32_t* flags) {
   if (flags[kFlagNotConverged] == 0) return;
   const uint32_t s = blockIdx.x * blockDim.x + threadIdx.x;
   if (s >= a.segments) return;
   const uint32_t first = a.seg_first_sub[s];
   codecs::jpeg::sync_segment_serially(*tables, bytes, first, a.seg_first_sub[s + 1] - first, a.end,
-                                      a.seg_end_bit[s], start, end, slots);
+                                      a.seg_end_bit[s], start, end, slots, trace);
 }
 
 // One block: chunked exclusive scan of `count` values into excl[0..count].
@@ -346,19 +352,29 @@ __global__ void check_kernel(SubsequenceArrays a, const uint64_t* excl, uint32_t
   seg_damage[s] = codecs::jpeg::slot_sum_damage(total, a.seg_slots[s]);
 }
 
+// One thread per subsequence, or with the traces one per write piece (write_piece: the pieces
+// of a subsequence on neighbouring threads).
 __global__ void write_kernel(const ScanTables* tables, const uint8_t* bytes, SubsequenceArrays a,
                             const DecodeState* start, const uint32_t* first_slot,
-                            const uint8_t* natural, int16_t* out, uint32_t* seg_damage,
-                            uint32_t* flags) {
+                            const uint32_t* slots, const VariantRecord* variants, uint32_t nvar,
+                            const uint8_t* trace, const uint8_t* natural, int16_t* out,
+                            uint32_t* seg_damage, uint32_t* flags) {
   __shared__ uint8_t nat[64];
   if (threadIdx.x < 64) nat[threadIdx.x] = natural[threadIdx.x];
   const ScanTables& t = shared_tables(tables);  // its barrier also publishes nat
-  const uint32_t j = blockIdx.x * blockDim.x + threadIdx.x;
-  if (j >= a.count) return;
+  const uint64_t i = uint64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  const uint32_t pieces = trace ? uint32_t(codecs::jpeg::kWritePieces) : 1u;
+  if (i >= uint64_t(a.count) * pieces) return;
+  const uint32_t j = uint32_t(i / pieces);
+  codecs::jpeg::WritePiece piece{start[j], a.end[j], first_slot[j]};
+  if (trace && !codecs::jpeg::write_piece(variants + uint64_t(j) * nvar, trace[j], start[j], a.begin[j],
+                                          a.end[j], first_slot[j], slots[j], int(i % pieces), &piece)) {
+    return;
+  }
   const uint32_t s = a.segment[j];
   const uint32_t seg_end = a.seg_end_bit[s];
   const WriteResult w = codecs::jpeg::write_subsequence(
-      t, bytes, start[j], a.end[j], seg_end, first_slot[j], a.seg_slots[s],
+      t, bytes, piece.start, piece.end_bit, seg_end, piece.first_slot, a.seg_slots[s],
       a.seg_first_block[s], nat, out);
   const uint32_t d = codecs::jpeg::subsequence_damage(w, seg_end);
   if (d) {
@@ -508,11 +524,12 @@ unsigned cooperative_capacity() {
 cudaError_t launch_speculative(const ScanTables* tables, const uint8_t* bytes,
                                const SubsequenceArrays& a, DecodeState* start, DecodeState* end,
                                uint32_t* slots, VariantRecord* variants, uint32_t variant_count,
-                               cudaStream_t stream) {
+                               uint8_t* trace, cudaStream_t stream) {
   if (!a.count) return cudaSuccess;
   if (variants && variant_count > 0) {
+    if (!trace) return cudaErrorInvalidValue;
     variants_kernel<<<blocks_for(uint64_t(a.count) * variant_count), kThreads, kSharedBytes, stream>>>(
-        tables, bytes, a, start, end, slots, variants, variant_count);
+        tables, bytes, a, start, end, slots, variants, variant_count, trace);
   } else {
     speculative_kernel<<<blocks_for(a.count), kThreads, kSharedBytes, stream>>>(tables, bytes, a, start, end, slots);
   }
@@ -530,10 +547,10 @@ size_t transfer_block_map_bytes(uint32_t count) {
 
 cudaError_t launch_sync(const ScanTables* tables, const uint8_t* bytes, const SubsequenceArrays& a,
                         DecodeState* end_a, DecodeState* end_b, DecodeState* start,
-                        uint32_t* slots, uint32_t* flags, const VariantRecord* variants,
-                        uint32_t variant_count, const TransferArrays* transfer,
-                        bool allow_cooperative, int round_cap, cudaStream_t stream,
-                        bool* cooperative) {
+                        uint32_t* slots, uint8_t* trace, uint32_t* flags,
+                        const VariantRecord* variants, uint32_t variant_count,
+                        const TransferArrays* transfer, bool allow_cooperative, int round_cap,
+                        cudaStream_t stream, bool* cooperative) {
   *cooperative = false;
   if (!a.count) return cudaSuccess;
   const unsigned blocks = blocks_for(a.count);
@@ -556,8 +573,8 @@ cudaError_t launch_sync(const ScanTables* tables, const uint8_t* bytes, const Su
           tables, bytes, a, variants, variant_count, x, flags);
     }
     int max_rounds = round_cap > 0 ? std::min(round_cap, kCoopSyncRounds) : kCoopSyncRounds;
-    void* args[] = {&tables, &bytes, &arr,      &end_a,         &end_b, &start,
-                    &slots,  &flags, &variants, &variant_count, &x,     &max_rounds};
+    void* args[] = {&tables, &bytes, &arr,   &end_a,    &end_b,         &start, &slots,
+                    &trace,  &flags, &variants, &variant_count, &x, &max_rounds};
     if (cudaLaunchCooperativeKernel(reinterpret_cast<const void*>(&sync_coop_kernel), dim3(blocks),
                                     dim3(kThreads), args, kSharedBytes, stream) == cudaSuccess) {
       *cooperative = true;
@@ -572,7 +589,7 @@ cudaError_t launch_sync(const ScanTables* tables, const uint8_t* bytes, const Su
       const DecodeState* in = round % 2 ? end_b : end_a;
       DecodeState* out = round % 2 ? end_a : end_b;
       sync_round_kernel<<<blocks, kThreads, kSharedBytes, stream>>>(
-          tables, bytes, a, in, out, start, slots, flags, variants, variant_count, round);
+          tables, bytes, a, in, out, start, slots, trace, flags, variants, variant_count, round);
     }
     sync_summary_kernel<<<1, 32, 0, stream>>>(flags, launched);
     last_end = launched % 2 ? end_b : end_a;
@@ -580,7 +597,7 @@ cudaError_t launch_sync(const ScanTables* tables, const uint8_t* bytes, const Su
   if (const cudaError_t e = cudaGetLastError(); e != cudaSuccess) return e;
   if (!a.segments) return cudaSuccess;
   serial_sync_kernel<<<blocks_for(a.segments), kThreads, 0, stream>>>(tables, bytes, a, start,
-                                                                      last_end, slots, flags);
+                                                                      last_end, slots, trace, flags);
   return cudaGetLastError();
 }
 
@@ -594,10 +611,16 @@ cudaError_t launch_offsets(const SubsequenceArrays& a, const uint32_t* slots, ui
 
 cudaError_t launch_write(const ScanTables* tables, const uint8_t* bytes,
                          const SubsequenceArrays& a, const DecodeState* start,
-                         const uint32_t* first_slot, const uint8_t* natural, int16_t* out,
+                         const uint32_t* first_slot, const uint32_t* slots,
+                         const VariantRecord* variants, uint32_t variant_count,
+                         const uint8_t* trace, const uint8_t* natural, int16_t* out,
                          uint32_t* seg_damage, uint32_t* flags, cudaStream_t stream) {
   if (!a.count) return cudaSuccess;
-  write_kernel<<<blocks_for(a.count), kThreads, kSharedBytes, stream>>>(tables, bytes, a, start, first_slot, natural, out, seg_damage, flags);
+  if (!variants || variant_count == 0) trace = nullptr;  // pieces need the variants
+  const uint64_t threads = uint64_t(a.count) * (trace ? codecs::jpeg::kWritePieces : 1);
+  write_kernel<<<blocks_for(threads), kThreads, kSharedBytes, stream>>>(
+      tables, bytes, a, start, first_slot, slots, variants, variant_count, trace, natural, out,
+      seg_damage, flags);
   damage_kernel<<<blocks_for(a.segments), kThreads, 0, stream>>>(a.segments, seg_damage, flags);
   return cudaGetLastError();
 }

@@ -58,12 +58,13 @@ using codecs::jpeg::VariantRecord;
 
 // Step 2. With `variants` (count * variant_count records; variant_count = the blocks of an MCU):
 // every subsequence once per block index (decode_variant, one thread each), variant 0 giving
-// start/end/slots; the sync rounds then use them (sync_subsequence_variants). Without: one
-// decode a subsequence.
+// start/end/slots and each start's trace (`trace`, one byte a subsequence, required with the
+// variants; the write pieces read it, jpeg_entropy_kernels.h); the sync rounds then use them
+// (sync_subsequence_variants). Without: one decode a subsequence.
 cudaError_t launch_speculative(const ScanTables* tables, const uint8_t* bytes,
                                const SubsequenceArrays& a, DecodeState* start, DecodeState* end,
                                uint32_t* slots, VariantRecord* variants, uint32_t variant_count,
-                               cudaStream_t stream);
+                               uint8_t* trace, cudaStream_t stream);
 // Step 3a's device scratch (jpeg_entropy_kernels.h, transfer maps): per subsequence its map
 // (kTransferStride bytes) and the slot count of each entry, per subsequence and one more its
 // extra entries (transfer_extra_entries(variant_count) words each), and per block of the
@@ -71,6 +72,7 @@ cudaError_t launch_speculative(const ScanTables* tables, const uint8_t* bytes,
 struct TransferArrays {
   uint8_t* map = nullptr;         // count * kTransferStride
   uint32_t* map_slots = nullptr;  // count * kTransferStride
+  uint8_t* map_trace = nullptr;   // count * kTransferStride: each entry's trace
   uint64_t* extras = nullptr;     // (count + 1) * transfer_extra_entries(variant_count)
   uint8_t* block_maps = nullptr;  // blocks_for(count) * kTransferStride
 };
@@ -95,24 +97,29 @@ size_t transfer_block_map_bytes(uint32_t count);
 // first: its first pass as a kernel of its own (one thread per subsequence and variant), the
 // further passes and the composition in the cooperative kernel before its rounds, which then
 // start from the starts it found (flags kFlagTransferPasses, kFlagTransferResolved).
+// Every start it changes gets its trace in `trace` (kNoTrace after the serial walk; left alone
+// without the variants, when the write-out does not read it).
 cudaError_t launch_sync(const ScanTables* tables, const uint8_t* bytes, const SubsequenceArrays& a,
                         DecodeState* end_a, DecodeState* end_b, DecodeState* start,
-                        uint32_t* slots, uint32_t* flags, const VariantRecord* variants,
-                        uint32_t variant_count, const TransferArrays* transfer,
-                        bool allow_cooperative, int round_cap, cudaStream_t stream,
-                        bool* cooperative);
+                        uint32_t* slots, uint8_t* trace, uint32_t* flags,
+                        const VariantRecord* variants, uint32_t variant_count,
+                        const TransferArrays* transfer, bool allow_cooperative, int round_cap,
+                        cudaStream_t stream, bool* cooperative);
 // excl[0..count]: exclusive prefix sum of slots (excl[count] = total); per subsequence its
 // first slot within its segment; per segment (seg_damage, one word each, written whole) whether
 // its slots fall short of its blocks (slot_sum_damage).
 cudaError_t launch_offsets(const SubsequenceArrays& a, const uint32_t* slots, uint64_t* excl,
                            uint32_t* first_slot, uint32_t* seg_damage, cudaStream_t stream);
-// The write-out; each subsequence ORs its subsequence_damage into seg_damage[its segment] and
-// adds its extraneous bytes to flags[kFlagExtraBytes]. Then one thread per segment sums the
-// segments' damage into flags (kFlagFirstSegment, kFlagSegments).
+// The write-out; each subsequence (with `trace` and the variants: each write piece,
+// jpeg_entropy_kernels.h, kWritePieces threads a subsequence) ORs its subsequence_damage into
+// seg_damage[its segment] and adds its extraneous bytes to flags[kFlagExtraBytes]. Then one
+// thread per segment sums the segments' damage into flags (kFlagFirstSegment, kFlagSegments).
 // `natural`: kZigzagToNatural in device memory (64 bytes, uploaded with the picture).
 cudaError_t launch_write(const ScanTables* tables, const uint8_t* bytes,
                          const SubsequenceArrays& a, const DecodeState* start,
-                         const uint32_t* first_slot, const uint8_t* natural, int16_t* out,
+                         const uint32_t* first_slot, const uint32_t* slots,
+                         const VariantRecord* variants, uint32_t variant_count,
+                         const uint8_t* trace, const uint8_t* natural, int16_t* out,
                          uint32_t* seg_damage, uint32_t* flags, cudaStream_t stream);
 // DC prediction over `chunks` chunks of blocks (see dc_chunk_sums in
 // jpeg_entropy_kernels.h): sums and prefix are scratch of 4 * chunks uint32 each.

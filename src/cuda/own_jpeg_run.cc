@@ -230,16 +230,24 @@ Result<PlanesOut> queue_input_to_planes(const OwnJpegInput& in, const Options& o
     if (!d_variants) return gpu_error(ErrorCode::OutOfMemory, "device buffers (variants)");
   }
   rep.variants = nvar > 0;
+  uint8_t* d_trace = nullptr;  // each start's trace, for the write pieces
+  if (nvar > 0) {
+    d_trace = static_cast<uint8_t*>(buffers.device(B::kTrace, nsub));
+    if (!d_trace) return gpu_error(ErrorCode::OutOfMemory, "device buffers (traces)");
+  }
   TransferArrays transfer;
   if (nvar > 0 && options.transfer_maps) {
     transfer.map = static_cast<uint8_t*>(buffers.device(B::kTransferMap, transfer_map_bytes(nsub)));
     transfer.map_slots =
         static_cast<uint32_t*>(buffers.device(B::kTransferSlots, transfer_slots_bytes(nsub)));
+    transfer.map_trace =
+        static_cast<uint8_t*>(buffers.device(B::kTransferTrace, transfer_map_bytes(nsub)));
     transfer.extras =
         static_cast<uint64_t*>(buffers.device(B::kTransferExtras, transfer_extras_bytes(nsub, nvar)));
     transfer.block_maps =
         static_cast<uint8_t*>(buffers.device(B::kTransferBlockMaps, transfer_block_map_bytes(nsub)));
-    if (!transfer.map || !transfer.map_slots || !transfer.extras || !transfer.block_maps) {
+    if (!transfer.map || !transfer.map_slots || !transfer.map_trace || !transfer.extras ||
+        !transfer.block_maps) {
       return gpu_error(ErrorCode::OutOfMemory, "device buffers (transfer maps)");
     }
   }
@@ -281,19 +289,20 @@ Result<PlanesOut> queue_input_to_planes(const OwnJpegInput& in, const Options& o
   // Steps 2-3: speculative decode, synchronisation (rounds decided on the device).
   OWN_CUDA_TRY("speculative decode",
                launch_speculative(d_tables, d_bytes, a, d_start, d_end_a, d_slots, d_variants, nvar,
-                                  stream));
+                                  d_trace, stream));
   events.mark(kPhaseSpeculative, stream);
   rep.subsequences = nsub;
-  OWN_CUDA_TRY("sync", launch_sync(d_tables, d_bytes, a, d_end_a, d_end_b, d_start, d_slots, d_flags,
-                                   d_variants, nvar, &transfer, options.cooperative_sync,
+  OWN_CUDA_TRY("sync", launch_sync(d_tables, d_bytes, a, d_end_a, d_end_b, d_start, d_slots, d_trace,
+                                   d_flags, d_variants, nvar, &transfer, options.cooperative_sync,
                                    options.sync_round_cap, stream, &rep.cooperative));
   events.mark(kPhaseSync, stream);
   // Steps 4-6: offsets and checks, write-out, DC prediction; then the IDCT of all components.
   OWN_CUDA_TRY("offsets", launch_offsets(a, d_slots, d_excl, d_first, d_seg_damage, stream));
   events.mark(kPhaseOffsets, stream);
   OWN_CUDA_TRY("write", cudaMemsetAsync(d_coef, 0, total * 2, stream));
-  OWN_CUDA_TRY("write", launch_write(d_tables, d_bytes, a, d_start, d_first, d_natural, d_coef,
-                                     d_seg_damage, d_flags, stream));
+  OWN_CUDA_TRY("write", launch_write(d_tables, d_bytes, a, d_start, d_first, d_slots, d_variants,
+                                     nvar, options.write_pieces ? d_trace : nullptr, d_natural,
+                                     d_coef, d_seg_damage, d_flags, stream));
   events.mark(kPhaseWrite, stream);
   OWN_CUDA_TRY("dc", launch_dc(d_tables, chunks, d_dc_sums, d_dc_prefix, d_coef, stream));
   events.mark(kPhaseDc, stream);
