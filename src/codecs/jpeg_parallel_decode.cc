@@ -285,13 +285,14 @@ Result<ParallelDecodePlan> plan_parallel_decode(std::span<const uint8_t> data,
       p.sub_seg.push_back(uint32_t(s));
       at = end;
     } while (at < e);
-    for (uint32_t m = 0; m < seg.mcu_count; m += kDcChunkMcus) {
-      p.chunk_first_block.push_back(uint64_t(seg.first_mcu + m) * bpm);
-      p.chunk_blocks.push_back(std::min(kDcChunkMcus, seg.mcu_count - m) * bpm);
-      p.chunk_resets.push_back(m == 0);
-    }
   }
   p.seg_first_sub[nseg] = uint32_t(p.sub_begin.size());
+  const uint64_t blocks = uint64_t(jpeg.total_mcus) * bpm;
+  if (blocks > UINT32_MAX) {
+    return decode_error(ErrorCode::LimitExceeded, fmt::format("{} blocks (under 2^32)", blocks));
+  }
+  p.scan_blocks = uint32_t(blocks);
+  p.restart_mcus = uint32_t(jpeg.restart_interval);
   return p;
 }
 
@@ -424,27 +425,32 @@ Result<CoefficientImage> decode_coefficients_parallel(std::span<const uint8_t> d
   damage.no_eoi = !jpeg.has_eoi;
   img.warnings = entropy_damage_warnings(jpeg, damage, "parallel decode");
 
-  // Step 6: DC prediction, in chunks of kDcChunkMcus MCUs within each restart interval.
-  const std::vector<uint64_t>& chunk_first_block = plan.chunk_first_block;
-  const std::vector<uint32_t>& chunk_blocks = plan.chunk_blocks;
-  const std::vector<uint8_t>& chunk_resets = plan.chunk_resets;
-  const size_t nchunks = chunk_blocks.size();
-  std::vector<std::array<uint32_t, 4>> sums(nchunks), prefix(nchunks);
-  for (size_t k = 0; k < nchunks; ++k) {  // 6a
-    dc_chunk_sums(tables->layout, chunk_first_block[k], chunk_blocks[k], img.coefficients.data(),
-                  sums[k].data());
-  }
-  std::array<uint32_t, 4> run{};
-  for (size_t k = 0; k < nchunks; ++k) {  // 6b
-    if (chunk_resets[k]) run = {};
-    prefix[k] = run;
-    for (size_t c = 0; c < 4; ++c) run[c] += sums[k][c];
-  }
-  for (size_t k = 0; k < nchunks; ++k) {  // 6c
-    dc_chunk_apply(tables->layout, chunk_first_block[k], chunk_blocks[k], prefix[k].data(),
-                   img.coefficients.data());
-  }
+  // Step 6: DC prediction.
+  predict_dc_in_tiles(tables->layout, plan.restart_mcus, plan.scan_blocks, img.coefficients.data());
   return img;
+}
+
+void predict_dc_in_tiles(const BlockLayout& layout, uint32_t restart_mcus, uint32_t scan_blocks,
+                         int16_t* coefficients) {
+  const uint32_t tiles = (scan_blocks + kDcTileBlocks - 1) / kDcTileBlocks;
+  std::vector<DcSums> tile_sum(tiles);
+  for (uint32_t b = 0; b < scan_blocks; ++b) {  // 6a
+    uint32_t c;
+    uint64_t at;
+    const DcSums e = dc_scan_element(layout, restart_mcus, b, coefficients, &c, &at);
+    DcSums& run = tile_sum[b / kDcTileBlocks];
+    run = b % kDcTileBlocks ? dc_combine(run, e) : e;
+    coefficients[at] = static_cast<int16_t>(static_cast<int32_t>(run.v[c]));
+  }
+  std::vector<DcSums> carry(tiles);
+  for (uint32_t t = 1; t < tiles; ++t) carry[t] = dc_combine(carry[t - 1], tile_sum[t - 1]);  // 6b
+  for (uint32_t b = 0; b < scan_blocks; ++b) {  // 6c
+    if (!dc_takes_carry(b, layout.blocks_per_mcu, restart_mcus)) continue;
+    const uint32_t c = layout.block_component[b % layout.blocks_per_mcu];
+    int16_t& dc = coefficients[block_coefficient_offset(layout, b)];
+    dc = static_cast<int16_t>(
+        static_cast<int32_t>(uint32_t(static_cast<int32_t>(dc)) + carry[b / kDcTileBlocks].v[c]));
+  }
 }
 
 }  // namespace pixpath::codecs::jpeg

@@ -380,7 +380,8 @@ TEST(JpegParallelDecode, PlanCoversEverySegment) {
     EXPECT_EQ(at, p->seg_end_bit[s]);
     EXPECT_EQ(p->seg_slots[s], j->segments[s].mcu_count * uint32_t(j->blocks_per_mcu) * 64);
   }
-  EXPECT_EQ(p->chunk_blocks.size(), j->segments.size());  // 2 MCUs an interval: one chunk each
+  EXPECT_EQ(p->restart_mcus, 2u);
+  EXPECT_EQ(p->scan_blocks, j->total_mcus * uint32_t(j->blocks_per_mcu));
   EXPECT_EQ(p->coefficients, p->offset[2] + uint64_t(p->blocks_w[2]) * p->blocks_h[2] * 64);
   auto small = plan_parallel_decode(file, *j, ParallelDecodeOptions{7});
   ASSERT_FALSE(small.ok());
@@ -553,6 +554,49 @@ TEST(JpegParallelDecode, WritePiecesEqualTheWholeWriteOut) {
     }
   }
   EXPECT_GT(damaged, 40) << "the damaged inputs should show";
+}
+
+// Step 6's tiles: block_scan_index inverts block_coefficient_offset for every layout the
+// decoder takes, and the tiled DC scan equals one serial pass over the differences wherever
+// tiles and restart intervals fall (intervals shorter and longer than a tile, none at all).
+TEST(JpegParallelDecode, DcTilesEqualOneSerialPass) {
+  for (const Sampling& s : {k420, k422, k444, kGray}) {
+    for (int restart : {0, 1, 7, 50}) {
+      const auto file = encode(screen_pixels(300, 180, s.components, 9), 300, 180,
+                               options_for(s, 60, restart));
+      auto j = parse_baseline_jpeg(file);
+      ASSERT_TRUE(j.ok());
+      const ScanTables t = build_scan_tables(*j);
+      const BlockLayout& l = t.layout;
+      const uint32_t blocks = j->total_mcus * uint32_t(j->blocks_per_mcu);
+      for (uint32_t b = 0; b < blocks; ++b) {
+        const uint64_t at = block_coefficient_offset(l, b);
+        const uint32_t c = l.block_component[b % l.blocks_per_mcu];
+        const uint64_t in_plane = (at - l.comp_offset[c]) / 64;
+        const uint32_t bx = uint32_t(in_plane % l.comp_blocks_w[c]), by = uint32_t(in_plane / l.comp_blocks_w[c]);
+        ASSERT_EQ(block_scan_index(l, c, bx, by), b) << s.components << " components, block " << b;
+      }
+      // Random differences, as step 5 leaves them; the serial pass is libjpeg's last_dc_val.
+      std::mt19937 rng(uint32_t(restart) + 3);
+      std::vector<int16_t> coef(size_t(blocks) * 64, 0), serial;
+      for (uint32_t b = 0; b < blocks; ++b) coef[block_coefficient_offset(l, b)] = int16_t(rng() % 4001) - 2000;
+      serial = coef;
+      uint32_t last[4] = {};
+      for (uint32_t b = 0; b < blocks; ++b) {
+        if (dc_segment_starts_at(b, l.blocks_per_mcu, uint32_t(restart))) last[0] = last[1] = last[2] = last[3] = 0;
+        const uint32_t c = l.block_component[b % l.blocks_per_mcu];
+        int16_t& dc = serial[block_coefficient_offset(l, b)];
+        last[c] += uint32_t(int32_t(dc));
+        dc = int16_t(int32_t(last[c]));
+      }
+      auto plan = plan_parallel_decode(file, *j, ParallelDecodeOptions{256});
+      ASSERT_TRUE(plan.ok());
+      EXPECT_EQ(plan->restart_mcus, uint32_t(restart));
+      EXPECT_EQ(plan->scan_blocks, blocks);
+      predict_dc_in_tiles(l, plan->restart_mcus, plan->scan_blocks, coef.data());
+      ASSERT_EQ(coef, serial) << s.components << " components, restart " << restart;
+    }
+  }
 }
 
 // The project's damaged files: what djpeg says of them, this decoder says too.

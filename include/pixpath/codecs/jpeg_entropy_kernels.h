@@ -29,8 +29,8 @@
 //     (BlockLayout), natural order. The output starts zeroed. Where the variants of step 2
 //     give the synchronised decode's states inside the subsequence, it is written in pieces
 //     (write_piece), one thread each on the GPU.
-//  6. DC prediction (dc_chunk_sums, a segmented scan, dc_chunk_apply): per segment and
-//     component, the running sum of the DC differences, in block order.
+//  6. DC prediction (a segmented scan in tiles: dc_scan_element, dc_combine, dc_takes_carry):
+//     per segment and component, the running sum of the DC differences, in block order.
 // Exactness: the decoding rules are libjpeg-turbo's (jdhuff.c decode_mcu_slow/_fast): a run
 // past coefficient 63 writes coefficient 63 and ends the block; DC sums wrap as unsigned int
 // and are stored as 16-bit; bits past a segment's end read as zeros.
@@ -658,38 +658,73 @@ PIXPATH_HD uint32_t slot_sum_damage(uint64_t slot_sum, uint32_t segment_slots) {
 }
 
 // Step 6, DC prediction (libjpeg's last_dc_val, reset at each restart): the DC differences
-// become DC values, a running sum per component in block order within each segment. In
-// parallel over chunks of blocks that do not cross a segment boundary (kDcChunkMcus MCUs):
-//  6a dc_chunk_sums: each chunk's sum of differences per component;
-//  6b an exclusive scan of the chunk sums per component, restarting at each segment's first
-//     chunk (serial in the CPU reference, one block of threads on the GPU);
-//  6c dc_chunk_apply: each chunk rewrites its DC coefficients from its prefix.
-// Sums wrap as uint32 (libjpeg-turbo's unsigned DC arithmetic), so any grouping gives the same
-// values as one serial pass.
-inline constexpr uint32_t kDcChunkMcus = 4;  // short serial walks: many GPU threads
+// become DC values, a running sum per component in block order within each segment. One
+// segmented scan over the scan's blocks in MCU order, in tiles of kDcTileBlocks blocks (one
+// thread a block on the GPU):
+//  6a each tile's inclusive scan (dc_scan_element, dc_combine), written back in place, and
+//     its total;
+//  6b an exclusive scan of the tile totals: each tile's carry;
+//  6c each block that no segment start precedes within its tile (dc_takes_carry) adds its
+//     tile's carry (on the GPU: the IDCT thread of the block, before it reads it).
+// Sums wrap as uint32 and the stored values are their low 16 bits (libjpeg-turbo's unsigned
+// DC arithmetic), so the tiled sums give the values of one serial pass.
+inline constexpr uint32_t kDcTileBlocks = 256;
 
-PIXPATH_HD void dc_chunk_sums(const BlockLayout& l, uint64_t first_block, uint32_t block_count,
-                              const int16_t* out, uint32_t sums[4]) {
-  sums[0] = sums[1] = sums[2] = sums[3] = 0;
-  uint32_t k = static_cast<uint32_t>(first_block % l.blocks_per_mcu);  // block within the MCU
-  for (uint64_t b = first_block; b < first_block + block_count; ++b) {
-    const uint32_t c = l.block_component[k];
-    sums[c] += static_cast<uint32_t>(static_cast<int32_t>(out[block_coefficient_offset(l, b)]));
-    if (++k == l.blocks_per_mcu) k = 0;
-  }
+// A stretch of blocks: the sum of its DC differences per component since its last segment
+// start, and whether one lies in it.
+struct DcSums {
+  uint32_t v[4] = {0, 0, 0, 0};
+  uint32_t reset = 0;
+};
+
+// The stretch `a` followed by the stretch `b` (associative: a segmented sum).
+PIXPATH_HD DcSums dc_combine(const DcSums& a, const DcSums& b) {
+  if (b.reset) return b;
+  DcSums r;
+  for (int c = 0; c < 4; ++c) r.v[c] = a.v[c] + b.v[c];
+  r.reset = a.reset;
+  return r;
 }
 
-PIXPATH_HD void dc_chunk_apply(const BlockLayout& l, uint64_t first_block, uint32_t block_count,
-                               const uint32_t prefix[4], int16_t* out) {
-  uint32_t last[4] = {prefix[0], prefix[1], prefix[2], prefix[3]};
-  uint32_t k = static_cast<uint32_t>(first_block % l.blocks_per_mcu);  // block within the MCU
-  for (uint64_t b = first_block; b < first_block + block_count; ++b) {
-    const uint32_t c = l.block_component[k];
-    if (++k == l.blocks_per_mcu) k = 0;
-    int16_t& dc = out[block_coefficient_offset(l, b)];
-    last[c] += static_cast<uint32_t>(static_cast<int32_t>(dc));
-    dc = static_cast<int16_t>(static_cast<int32_t>(last[c]));
-  }
+// Whether a segment (restart interval of restart_mcus MCUs; 0: none, one segment) starts at
+// block `block` of the scan.
+PIXPATH_HD bool dc_segment_starts_at(uint32_t block, uint32_t blocks_per_mcu, uint32_t restart_mcus) {
+  if (block % blocks_per_mcu != 0) return false;
+  return restart_mcus ? (block / blocks_per_mcu) % restart_mcus == 0 : block == 0;
+}
+
+// Block `block`'s element of the scan: its DC difference (the first coefficient of its block
+// in `out`, as step 5 wrote it) under its component.
+PIXPATH_HD DcSums dc_scan_element(const BlockLayout& l, uint32_t restart_mcus, uint32_t block,
+                                  const int16_t* out, uint32_t* component, uint64_t* offset) {
+  DcSums e;
+  const uint32_t k = block % l.blocks_per_mcu;
+  *component = l.block_component[k];
+  *offset = block_coefficient_offset(l, block);
+  e.v[*component] = static_cast<uint32_t>(static_cast<int32_t>(out[*offset]));
+  e.reset = dc_segment_starts_at(block, l.blocks_per_mcu, restart_mcus) ? 1u : 0u;
+  return e;
+}
+
+// Whether block `block` takes its tile's carry (6c): no segment starts between its tile's
+// first block and it.
+PIXPATH_HD bool dc_takes_carry(uint32_t block, uint32_t blocks_per_mcu, uint32_t restart_mcus) {
+  const uint32_t tile_first = block - block % kDcTileBlocks;
+  if (!restart_mcus) return tile_first != 0;  // block 0 starts the only segment
+  const uint64_t seg_blocks = uint64_t(restart_mcus) * blocks_per_mcu;
+  const uint64_t next_start = (tile_first + seg_blocks - 1) / seg_blocks * seg_blocks;
+  return next_start > block;
+}
+
+// The scan index (MCU order) of component c's stored block (bx, by): the inverse of
+// block_coefficient_offset.
+PIXPATH_HD uint32_t block_scan_index(const BlockLayout& l, uint32_t c, uint32_t bx, uint32_t by) {
+  uint32_t k0 = 0;
+  while (k0 < l.blocks_per_mcu && l.block_component[k0] != c) ++k0;
+  const uint32_t h = l.comp_h[c], v = l.comp_v[c];
+  const uint32_t mx = bx / h, my = by / v;
+  const uint32_t k = k0 + (by - my * v) * h + (bx - mx * h);
+  return (my * l.mcus_x + mx) * l.blocks_per_mcu + k;
 }
 
 }  // namespace pixpath::codecs::jpeg

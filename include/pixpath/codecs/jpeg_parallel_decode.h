@@ -100,10 +100,10 @@ struct ParallelDecodePlan {
   // slots (blocks x 64), first block (in scan order).
   std::vector<uint32_t> seg_end_bit, seg_first_sub, seg_slots;
   std::vector<uint64_t> seg_first_block;
-  // DC prediction chunks (step 6): first block, block count, 1 for a segment's first chunk.
-  std::vector<uint64_t> chunk_first_block;
-  std::vector<uint32_t> chunk_blocks;
-  std::vector<uint8_t> chunk_resets;
+  // DC prediction (step 6): the scan's blocks (MCUs x blocks per MCU) and the restart
+  // interval in MCUs (0: none), which places the segment starts.
+  uint32_t scan_blocks = 0;
+  uint32_t restart_mcus = 0;
   // The coefficient planes (CoefficientImage's layout).
   int component_count = 0;
   std::array<uint32_t, kMaxComponents> blocks_w{}, blocks_h{};
@@ -117,6 +117,11 @@ struct ParallelDecodePlan {
 Result<ParallelDecodePlan> plan_parallel_decode(std::span<const uint8_t> data,
                                                 const BaselineJpeg& jpeg,
                                                 const ParallelDecodeOptions& options = {});
+
+// Step 6 on the host, as the GPU runs it (jpeg_entropy_kernels.h, kDcTileBlocks): the DC
+// differences of `scan_blocks` blocks in `coefficients` (layout's planes) become DC values.
+void predict_dc_in_tiles(const BlockLayout& layout, uint32_t restart_mcus, uint32_t scan_blocks,
+                         int16_t* coefficients);
 
 // `data` is what parse_baseline_jpeg parsed into `jpeg`.
 Result<CoefficientImage> decode_coefficients_parallel(std::span<const uint8_t> data,
