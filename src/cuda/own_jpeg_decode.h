@@ -55,8 +55,8 @@ inline constexpr const char* kPhaseNames[kPhaseCount] = {
 class DeviceBuffers {
  public:
   enum Slot {
-    kUpload, kStart, kEndA, kEndB, kSlots, kScan, kFirstSlot, kCoefficients, kPlanes, kDcSums,
-    kDcPrefix, kSegDamage, kVariants, kTrace, kTransferMap, kTransferSlots, kTransferTrace,
+    kUpload, kStart, kEndA, kEndB, kSlots, kScan, kFirstSlot, kCoefficients, kPlanes, kDcTileSums,
+    kDcCarry, kSegDamage, kVariants, kTrace, kTransferMap, kTransferSlots, kTransferTrace,
     kTransferExtras, kTransferBlockMaps, kSlotCount
   };
   DeviceBuffers() = default;

@@ -245,7 +245,7 @@ __device__ void transfer_in_grid(cooperative_groups::grid_group& grid, const Sca
 
 // All rounds in one cooperative launch (the grid fits on the device at once): step 3a first
 // when x.map is set, then the rounds, a grid-wide barrier between them (grid_count), the loop
-// left as soon as a round changed nothing.
+// left as soon as a round changed nothing; at the cap, the serial walk.
 __global__ void sync_coop_kernel(const ScanTables* tables, const uint8_t* bytes,
                                  SubsequenceArrays a, DecodeState* end_a, DecodeState* end_b,
                                  DecodeState* start, uint32_t* slots, uint8_t* trace,
@@ -274,6 +274,13 @@ __global__ void sync_coop_kernel(const ScanTables* tables, const uint8_t* bytes,
     flags[kFlagSyncRounds] = uint32_t(max_rounds);
     flags[kFlagNotConverged] = 1;
   }
+  // The cap was hit (every thread passed the last round's barrier; `in` holds its end
+  // states): one thread per segment walks its subsequences in order.
+  if (j < a.segments) {
+    const uint32_t first = a.seg_first_sub[j];
+    codecs::jpeg::sync_segment_serially(t, bytes, first, a.seg_first_sub[j + 1] - first, a.end,
+                                        a.seg_end_bit[j], start, in, slots, trace);
+  }
 }
 
 // One round of the fallback chain; exits at once (the whole grid alike) when the round before
@@ -300,8 +307,9 @@ __global__ void sync_summary_kernel(uint32_t* flags, int launched) {
   flags[kFlagNotConverged] = rounds == launched ? 1u : 0u;
 }
 
-// Runs only when the rounds hit their cap (flags[kFlagNotConverged]): one thread per segment
-// walks its subsequences in order. `end` holds the last round's end states.
+// After the fallback chain, only when its rounds hit their cap (flags[kFlagNotConverged]):
+// one thread per segment walks its subsequences in order. `end` holds the last round's end
+// states.
 __global__ void serial_sync_kernel(const ScanTables* tables, const uint8_t* bytes,
                                    SubsequenceArrays a, DecodeState* start, DecodeState* end,
                                    uint32_t* slots, uint8_t* trace, const uint32_t* flags) {
@@ -313,10 +321,13 @@ __global__ void serial_sync_kernel(const ScanTables* tables, const uint8_t* byte
                                       a.seg_end_bit[s], start, end, slots, trace);
 }
 
-// One block: chunked exclusive scan of `count` values into excl[0..count].
-__global__ void scan_kernel(const uint32_t* slots, uint64_t* excl, uint32_t count) {
+// Step 4 in one thread block: the chunked exclusive scan of the slot counts into
+// excl[0..count], then each subsequence's first slot within its segment and each segment's
+// damage word (slot_sum_damage; every word written, no memset needed).
+__global__ void offsets_kernel(SubsequenceArrays a, const uint32_t* slots, uint64_t* excl,
+                               uint32_t* first_slot, uint32_t* seg_damage) {
   __shared__ uint64_t part[1024];
-  const uint32_t t = threadIdx.x, nt = blockDim.x;
+  const uint32_t t = threadIdx.x, nt = blockDim.x, count = a.count;
   const uint32_t chunk = (count + nt - 1) / nt;
   const uint32_t b = min(count, t * chunk), e = min(count, b + chunk);
   uint64_t sum = 0;
@@ -335,21 +346,15 @@ __global__ void scan_kernel(const uint32_t* slots, uint64_t* excl, uint32_t coun
     run += slots[i];
   }
   if (t == nt - 1) excl[count] = part[t];
-}
-
-__global__ void first_slot_kernel(SubsequenceArrays a, const uint64_t* excl, uint32_t* first_slot) {
-  const uint32_t j = blockIdx.x * blockDim.x + threadIdx.x;
-  if (j >= a.count) return;
-  const uint64_t v = excl[j] - excl[a.seg_first_sub[a.segment[j]]];
-  first_slot[j] = v > 0xFFFFFFFFull ? 0xFFFFFFFFu : uint32_t(v);
-}
-
-// Initialises every segment's damage word (no memset needed).
-__global__ void check_kernel(SubsequenceArrays a, const uint64_t* excl, uint32_t* seg_damage) {
-  const uint32_t s = blockIdx.x * blockDim.x + threadIdx.x;
-  if (s >= a.segments) return;
-  const uint64_t total = excl[a.seg_first_sub[s + 1]] - excl[a.seg_first_sub[s]];
-  seg_damage[s] = codecs::jpeg::slot_sum_damage(total, a.seg_slots[s]);
+  __syncthreads();  // the block's writes to excl are visible to the block from here
+  for (uint32_t j = t; j < count; j += nt) {
+    const uint64_t v = excl[j] - excl[a.seg_first_sub[a.segment[j]]];
+    first_slot[j] = v > 0xFFFFFFFFull ? 0xFFFFFFFFu : uint32_t(v);
+  }
+  for (uint32_t s = t; s < a.segments; s += nt) {
+    const uint64_t total = excl[a.seg_first_sub[s + 1]] - excl[a.seg_first_sub[s]];
+    seg_damage[s] = codecs::jpeg::slot_sum_damage(total, a.seg_slots[s]);
+  }
 }
 
 // One thread per subsequence, or with the traces one per write piece (write_piece: the pieces
@@ -385,88 +390,86 @@ __global__ void write_kernel(const ScanTables* tables, const uint8_t* bytes, Sub
   }
 }
 
-// Per segment: its damage into the summary words (first segment and count per kind).
-__global__ void damage_kernel(uint32_t segments, const uint32_t* seg_damage, uint32_t* flags) {
-  const uint32_t s = blockIdx.x * blockDim.x + threadIdx.x;
-  if (s >= segments) return;
-  const uint32_t d = seg_damage[s];
-  if (!d) return;
-  for (int k = 0; k < 4; ++k) {
-    if (d & (1u << k)) {
-      atomicMin(&flags[kFlagFirstSegment + k], s);
-      atomicAdd(&flags[kFlagSegments + k], 1u);
-    }
-  }
+using codecs::jpeg::DcSums;
+using codecs::jpeg::kDcTileBlocks;
+
+__device__ DcSums shfl_up(const DcSums& x, unsigned d) {
+  DcSums r;
+  for (int c = 0; c < 4; ++c) r.v[c] = __shfl_up_sync(kFullWarp, x.v[c], d);
+  r.reset = __shfl_up_sync(kFullWarp, x.reset, d);
+  return r;
 }
 
-__global__ void dc_sums_kernel(const ScanTables* tables, DcChunks ch, const int16_t* out,
-                               uint32_t* sums) {
-  const uint32_t k = blockIdx.x * blockDim.x + threadIdx.x;
-  if (k >= ch.count) return;
-  codecs::jpeg::dc_chunk_sums(tables->layout, ch.first_block[k], ch.blocks[k], out, sums + 4 * k);
-}
-
-// One block: exclusive scan of the chunks' 4-component sums, restarting at each reset.
-__global__ void dc_scan_kernel(DcChunks ch, const uint32_t* sums, uint32_t* prefix) {
-  __shared__ uint32_t sv[1024][4];
-  __shared__ uint8_t sf[1024];
-  const uint32_t t = threadIdx.x, nt = blockDim.x, n = ch.count;
-  const uint32_t chunk = (n + nt - 1) / nt;
-  const uint32_t b = min(n, t * chunk), e = min(n, b + chunk);
-  // This thread's range: sum since its last reset (or all of it), and whether it has one.
-  uint32_t v[4] = {0, 0, 0, 0};
-  bool f = false;
-  for (uint32_t k = b; k < e; ++k) {
-    if (ch.resets[k]) {
-      f = true;
-      v[0] = v[1] = v[2] = v[3] = 0;
-    }
-    for (int c = 0; c < 4; ++c) v[c] += sums[4 * k + c];
+// Step 6a, one tile of kDcTileBlocks blocks a thread block: the tile's inclusive segmented
+// scan (warp shuffles, then the warps' totals), written back in place, and its total. Being
+// the first kernel after the write-out, it also turns the segments' damage words into the
+// summary words (first segment and count per kind).
+__global__ void dc_tile_kernel(const ScanTables* tables, DcScan dc, int16_t* out, DcSums* tile_sums,
+                               uint32_t segments, const uint32_t* seg_damage, uint32_t* flags) {
+  __shared__ DcSums warp_sum[kDcTileBlocks / 32];
+  const uint32_t b = blockIdx.x * kDcTileBlocks + threadIdx.x;
+  DcSums x;
+  uint32_t c = 0;
+  uint64_t at = 0;
+  if (b < dc.scan_blocks) x = codecs::jpeg::dc_scan_element(tables->layout, dc.restart_mcus, b, out, &c, &at);
+  const unsigned lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+  for (unsigned d = 1; d < 32; d <<= 1) {
+    const DcSums y = shfl_up(x, d);
+    if (lane >= d) x = codecs::jpeg::dc_combine(y, x);
   }
-  for (int c = 0; c < 4; ++c) sv[t][c] = v[c];
-  sf[t] = f;
+  if (lane == 31) warp_sum[warp] = x;
   __syncthreads();
-  for (uint32_t off = 1; off < nt; off <<= 1) {  // inclusive scan: a reset drops what is left of it
-    uint32_t lv[4] = {0, 0, 0, 0};
-    bool lf = false;
-    if (t >= off) {
-      lf = sf[t - off];
-      for (int c = 0; c < 4; ++c) lv[c] = sv[t - off][c];
-    }
-    __syncthreads();
-    if (t >= off) {
-      if (!sf[t]) {
-        for (int c = 0; c < 4; ++c) sv[t][c] += lv[c];
+  if (warp > 0) {
+    DcSums p = warp_sum[0];
+    for (unsigned w = 1; w < warp; ++w) p = codecs::jpeg::dc_combine(p, warp_sum[w]);
+    x = codecs::jpeg::dc_combine(p, x);
+  }
+  if (b < dc.scan_blocks) out[at] = int16_t(int32_t(x.v[c]));
+  if (threadIdx.x == kDcTileBlocks - 1) tile_sums[blockIdx.x] = x;
+  for (uint32_t s = blockIdx.x * blockDim.x + threadIdx.x; s < segments; s += gridDim.x * blockDim.x) {
+    const uint32_t d = seg_damage[s];
+    for (int k = 0; d && k < 4; ++k) {
+      if (d & (1u << k)) {
+        atomicMin(&flags[kFlagFirstSegment + k], s);
+        atomicAdd(&flags[kFlagSegments + k], 1u);
       }
-      sf[t] = sf[t] | lf;
     }
+  }
+}
+
+// Step 6b, one thread block: each tile's carry, the exclusive segmented scan of the tiles'
+// totals (a stretch of tiles a thread, then a scan of the threads' stretches).
+__global__ void dc_carry_kernel(const DcSums* tile_sums, uint32_t tiles, uint4* carry) {
+  __shared__ DcSums part[1024];
+  const uint32_t t = threadIdx.x, nt = blockDim.x;
+  const uint32_t chunk = (tiles + nt - 1) / nt;
+  const uint32_t b = min(tiles, t * chunk), e = min(tiles, b + chunk);
+  DcSums run;
+  for (uint32_t i = b; i < e; ++i) run = codecs::jpeg::dc_combine(run, tile_sums[i]);
+  part[t] = run;
+  __syncthreads();
+  for (uint32_t off = 1; off < nt; off <<= 1) {  // Hillis-Steele inclusive scan
+    const DcSums y = t >= off ? part[t - off] : DcSums{};
+    __syncthreads();
+    if (t >= off) part[t] = codecs::jpeg::dc_combine(y, part[t]);
     __syncthreads();
   }
-  uint32_t run[4] = {0, 0, 0, 0};
-  if (t > 0) {
-    for (int c = 0; c < 4; ++c) run[c] = sv[t - 1][c];
-  }
-  for (uint32_t k = b; k < e; ++k) {
-    if (ch.resets[k]) run[0] = run[1] = run[2] = run[3] = 0;
-    for (int c = 0; c < 4; ++c) {
-      prefix[4 * k + c] = run[c];
-      run[c] += sums[4 * k + c];
-    }
+  DcSums pre = t > 0 ? part[t - 1] : DcSums{};
+  for (uint32_t i = b; i < e; ++i) {
+    carry[i] = make_uint4(pre.v[0], pre.v[1], pre.v[2], pre.v[3]);
+    pre = codecs::jpeg::dc_combine(pre, tile_sums[i]);
   }
 }
 
-__global__ void dc_apply_kernel(const ScanTables* tables, DcChunks ch, const uint32_t* prefix,
-                                int16_t* out) {
-  const uint32_t k = blockIdx.x * blockDim.x + threadIdx.x;
-  if (k >= ch.count) return;
-  codecs::jpeg::dc_chunk_apply(tables->layout, ch.first_block[k], ch.blocks[k], prefix + 4 * k, out);
-}
-
-// One thread per 8x8 block, all components in one grid.
-__global__ void idct_kernel(const int16_t* coefficients, IdctPlanes p, const uint16_t* quant,
-                            uint8_t* planes, codecs::jpeg::IdctArithmetic arithmetic) {
+// One thread per 8x8 block, all components in one grid. With dc.carry, step 6c first: the
+// block's DC takes its tile's carry (dc_takes_carry), in place.
+__global__ void idct_kernel(int16_t* coefficients, IdctPlanes p, const uint16_t* quant,
+                            uint8_t* planes, codecs::jpeg::IdctArithmetic arithmetic,
+                            const ScanTables* tables, DcScan dc) {
   __shared__ uint16_t q[4 * 64];
+  __shared__ codecs::jpeg::BlockLayout layout;
   for (int i = int(threadIdx.x); i < p.components * 64; i += int(blockDim.x)) q[i] = quant[i];
+  if (threadIdx.x == 0 && dc.carry) layout = tables->layout;
   __syncthreads();
   const uint64_t b = uint64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   if (b >= p.first_block[p.components]) return;
@@ -474,7 +477,16 @@ __global__ void idct_kernel(const int16_t* coefficients, IdctPlanes p, const uin
   while (c + 1 < p.components && b >= p.first_block[c + 1]) ++c;
   const uint64_t k = b - p.first_block[c];
   const uint32_t by = uint32_t(k / p.blocks_w[c]), bx = uint32_t(k % p.blocks_w[c]);
-  codecs::jpeg::idct_islow_block(coefficients + p.coefficient_offset[c] + k * 64, q + 64 * c,
+  int16_t* coef = coefficients + p.coefficient_offset[c] + k * 64;
+  if (dc.carry) {
+    const uint32_t i = codecs::jpeg::block_scan_index(layout, uint32_t(c), bx, by);
+    if (i < dc.scan_blocks && codecs::jpeg::dc_takes_carry(i, layout.blocks_per_mcu, dc.restart_mcus)) {
+      const uint4 add = dc.carry[i / kDcTileBlocks];
+      const uint32_t a = c == 0 ? add.x : c == 1 ? add.y : c == 2 ? add.z : add.w;
+      coef[0] = int16_t(int32_t(uint32_t(int32_t(coef[0])) + a));
+    }
+  }
+  codecs::jpeg::idct_islow_block(coef, q + 64 * c,
                                  planes + p.plane_offset[c] + uint64_t(by) * 8 * p.pitch[c] +
                                      uint64_t(bx) * 8,
                                  p.pitch[c], arithmetic);
@@ -554,8 +566,6 @@ cudaError_t launch_sync(const ScanTables* tables, const uint8_t* bytes, const Su
   *cooperative = false;
   if (!a.count) return cudaSuccess;
   const unsigned blocks = blocks_for(a.count);
-  // After R rounds that all ran, the last end states are in end_b for odd R, end_a for even R.
-  DecodeState* last_end = nullptr;
   if (allow_cooperative && blocks <= cooperative_capacity()) {
     SubsequenceArrays arr = a;
     TransferArrays x;  // step 3a only with its arrays and the variants
@@ -578,22 +588,20 @@ cudaError_t launch_sync(const ScanTables* tables, const uint8_t* bytes, const Su
     if (cudaLaunchCooperativeKernel(reinterpret_cast<const void*>(&sync_coop_kernel), dim3(blocks),
                                     dim3(kThreads), args, kSharedBytes, stream) == cudaSuccess) {
       *cooperative = true;
-      last_end = max_rounds % 2 ? end_b : end_a;
     } else {
       (void)cudaGetLastError();  // refused (too large, MPS, ...): the chain below instead
     }
   }
-  if (!*cooperative) {
-    const int launched = round_cap > 0 ? std::min(round_cap, kLaunchedSyncRounds) : kLaunchedSyncRounds;
-    for (int round = 0; round < launched; ++round) {
-      const DecodeState* in = round % 2 ? end_b : end_a;
-      DecodeState* out = round % 2 ? end_a : end_b;
-      sync_round_kernel<<<blocks, kThreads, kSharedBytes, stream>>>(
-          tables, bytes, a, in, out, start, slots, trace, flags, variants, variant_count, round);
-    }
-    sync_summary_kernel<<<1, 32, 0, stream>>>(flags, launched);
-    last_end = launched % 2 ? end_b : end_a;
+  if (*cooperative) return cudaSuccess;  // the serial walk, if needed, ran in the kernel
+  const int launched = round_cap > 0 ? std::min(round_cap, kLaunchedSyncRounds) : kLaunchedSyncRounds;
+  for (int round = 0; round < launched; ++round) {
+    const DecodeState* in = round % 2 ? end_b : end_a;
+    DecodeState* out = round % 2 ? end_a : end_b;
+    sync_round_kernel<<<blocks, kThreads, kSharedBytes, stream>>>(
+        tables, bytes, a, in, out, start, slots, trace, flags, variants, variant_count, round);
   }
+  sync_summary_kernel<<<1, 32, 0, stream>>>(flags, launched);
+  DecodeState* last_end = launched % 2 ? end_b : end_a;  // after R rounds: end_b for odd R
   if (const cudaError_t e = cudaGetLastError(); e != cudaSuccess) return e;
   if (!a.segments) return cudaSuccess;
   serial_sync_kernel<<<blocks_for(a.segments), kThreads, 0, stream>>>(tables, bytes, a, start,
@@ -603,9 +611,8 @@ cudaError_t launch_sync(const ScanTables* tables, const uint8_t* bytes, const Su
 
 cudaError_t launch_offsets(const SubsequenceArrays& a, const uint32_t* slots, uint64_t* excl,
                            uint32_t* first_slot, uint32_t* seg_damage, cudaStream_t stream) {
-  scan_kernel<<<1, 1024, 0, stream>>>(slots, excl, a.count);
-  first_slot_kernel<<<blocks_for(a.count), kThreads, 0, stream>>>(a, excl, first_slot);
-  check_kernel<<<blocks_for(a.segments), kThreads, 0, stream>>>(a, excl, seg_damage);
+  if (!a.count) return cudaSuccess;
+  offsets_kernel<<<1, 1024, 0, stream>>>(a, slots, excl, first_slot, seg_damage);
   return cudaGetLastError();
 }
 
@@ -621,26 +628,34 @@ cudaError_t launch_write(const ScanTables* tables, const uint8_t* bytes,
   write_kernel<<<blocks_for(threads), kThreads, kSharedBytes, stream>>>(
       tables, bytes, a, start, first_slot, slots, variants, variant_count, trace, natural, out,
       seg_damage, flags);
-  damage_kernel<<<blocks_for(a.segments), kThreads, 0, stream>>>(a.segments, seg_damage, flags);
   return cudaGetLastError();
 }
 
-cudaError_t launch_dc(const ScanTables* tables, const DcChunks& chunks, uint32_t* sums,
-                      uint32_t* prefix, int16_t* out, cudaStream_t stream) {
-  if (!chunks.count) return cudaSuccess;
-  dc_sums_kernel<<<blocks_for(chunks.count), kThreads, 0, stream>>>(tables, chunks, out, sums);
-  dc_scan_kernel<<<1, 1024, 0, stream>>>(chunks, sums, prefix);
-  dc_apply_kernel<<<blocks_for(chunks.count), kThreads, 0, stream>>>(tables, chunks, prefix, out);
+size_t dc_tile_sums_bytes(uint32_t scan_blocks) {
+  return size_t((scan_blocks + kDcTileBlocks - 1) / kDcTileBlocks) * sizeof(DcSums);
+}
+size_t dc_carry_bytes(uint32_t scan_blocks) {
+  return size_t((scan_blocks + kDcTileBlocks - 1) / kDcTileBlocks) * sizeof(uint4);
+}
+
+cudaError_t launch_dc(const ScanTables* tables, const DcScan& dc, void* tile_sums, int16_t* out,
+                      uint32_t segments, const uint32_t* seg_damage, uint32_t* flags,
+                      cudaStream_t stream) {
+  if (!dc.scan_blocks || !dc.carry) return cudaErrorInvalidValue;
+  const uint32_t tiles = (dc.scan_blocks + kDcTileBlocks - 1) / kDcTileBlocks;
+  auto* sums = static_cast<DcSums*>(tile_sums);
+  dc_tile_kernel<<<tiles, kDcTileBlocks, 0, stream>>>(tables, dc, out, sums, segments, seg_damage, flags);
+  dc_carry_kernel<<<1, 1024, 0, stream>>>(sums, tiles, dc.carry);
   return cudaGetLastError();
 }
 
-cudaError_t launch_idct(const int16_t* coefficients, const IdctPlanes& p, const uint16_t* quant,
+cudaError_t launch_idct(int16_t* coefficients, const IdctPlanes& p, const uint16_t* quant,
                         uint8_t* planes, codecs::jpeg::IdctArithmetic arithmetic,
-                        cudaStream_t stream) {
+                        const ScanTables* tables, const DcScan& dc, cudaStream_t stream) {
   if (p.components < 1 || p.components > 4) return cudaErrorInvalidValue;
   const uint64_t n = p.first_block[p.components];
   if (!n) return cudaSuccess;
-  idct_kernel<<<blocks_for(n), kThreads, 0, stream>>>(coefficients, p, quant, planes, arithmetic);
+  idct_kernel<<<blocks_for(n), kThreads, 0, stream>>>(coefficients, p, quant, planes, arithmetic, tables, dc);
   return cudaGetLastError();
 }
 

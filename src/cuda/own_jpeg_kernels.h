@@ -88,9 +88,9 @@ size_t transfer_block_map_bytes(uint32_t count);
 // subsequence, reading the previous round's end states) until a round changes nothing, then a
 // serial walk per segment (sync_segment_serially) that runs only when the rounds hit their cap
 // (decided on the device: flags[kFlagNotConverged]). One cooperative kernel with a grid-wide
-// barrier between rounds when the grid fits on the device at once (*cooperative set true),
-// else kLaunchedSyncRounds round kernels queued back to back, each exiting at once after a
-// round that changed nothing. end_a holds the speculative end states, end_b is scratch;
+// barrier between rounds when the grid fits on the device at once (*cooperative set true; the
+// serial walk at its end), else kLaunchedSyncRounds round kernels queued back to back, each
+// exiting at once after a round that changed nothing, and a serial-walk kernel. end_a holds the speculative end states, end_b is scratch;
 // flags[kFlagSyncRounds .. kFlagCount) must be zero and flags[kFlagNotConverged] is set here.
 // round_cap > 0 lowers the cap on rounds (tests of the serial walk).
 // With `transfer` (its arrays set; variants required) and the cooperative launch, step 3a runs
@@ -112,8 +112,8 @@ cudaError_t launch_offsets(const SubsequenceArrays& a, const uint32_t* slots, ui
                            uint32_t* first_slot, uint32_t* seg_damage, cudaStream_t stream);
 // The write-out; each subsequence (with `trace` and the variants: each write piece,
 // jpeg_entropy_kernels.h, kWritePieces threads a subsequence) ORs its subsequence_damage into
-// seg_damage[its segment] and adds its extraneous bytes to flags[kFlagExtraBytes]. Then one
-// thread per segment sums the segments' damage into flags (kFlagFirstSegment, kFlagSegments).
+// seg_damage[its segment] and adds its extraneous bytes to flags[kFlagExtraBytes] (launch_dc
+// sums the segments' damage into flags).
 // `natural`: kZigzagToNatural in device memory (64 bytes, uploaded with the picture).
 cudaError_t launch_write(const ScanTables* tables, const uint8_t* bytes,
                          const SubsequenceArrays& a, const DecodeState* start,
@@ -121,16 +121,21 @@ cudaError_t launch_write(const ScanTables* tables, const uint8_t* bytes,
                          const VariantRecord* variants, uint32_t variant_count,
                          const uint8_t* trace, const uint8_t* natural, int16_t* out,
                          uint32_t* seg_damage, uint32_t* flags, cudaStream_t stream);
-// DC prediction over `chunks` chunks of blocks (see dc_chunk_sums in
-// jpeg_entropy_kernels.h): sums and prefix are scratch of 4 * chunks uint32 each.
-struct DcChunks {
-  const uint64_t* first_block = nullptr;
-  const uint32_t* blocks = nullptr;
-  const uint8_t* resets = nullptr;  // 1: the first chunk of a segment
-  uint32_t count = 0;
+// Step 6, DC prediction (jpeg_entropy_kernels.h, kDcTileBlocks): the scan's blocks, the
+// restart interval in MCUs (0: none) and each tile's carry (device scratch of dc_carry_bytes).
+struct DcScan {
+  uint32_t scan_blocks = 0, restart_mcus = 0;
+  uint4* carry = nullptr;
 };
-cudaError_t launch_dc(const ScanTables* tables, const DcChunks& chunks, uint32_t* sums,
-                      uint32_t* prefix, int16_t* out, cudaStream_t stream);
+size_t dc_tile_sums_bytes(uint32_t scan_blocks);
+size_t dc_carry_bytes(uint32_t scan_blocks);
+// 6a and 6b: each tile's scan in place in `out` and its total (tile_sums: dc_tile_sums_bytes of
+// scratch), then the tiles' carries into dc.carry; launch_idct adds them (6c). The first kernel
+// also turns the segments' damage words (launch_write) into the summary words of `flags`
+// (kFlagFirstSegment, kFlagSegments).
+cudaError_t launch_dc(const ScanTables* tables, const DcScan& dc, void* tile_sums, int16_t* out,
+                      uint32_t segments, const uint32_t* seg_damage, uint32_t* flags,
+                      cudaStream_t stream);
 // All components in one launch: component c has blocks_w[c] x blocks_h[c] blocks from
 // coefficients + coefficient_offset[c] (natural order) to planes + plane_offset[c] (pitch[c]
 // bytes a row), quantisation quant + 64 * c.
@@ -140,9 +145,11 @@ struct IdctPlanes {
   uint64_t coefficient_offset[4] = {}, plane_offset[4] = {};
   uint64_t first_block[5] = {};  // running block count: component c's blocks start here
 };
-cudaError_t launch_idct(const int16_t* coefficients, const IdctPlanes& p, const uint16_t* quant,
+// Each block first takes its tile's DC carry in place (step 6c; the coefficients then hold
+// the DC values), with `tables`' block layout.
+cudaError_t launch_idct(int16_t* coefficients, const IdctPlanes& p, const uint16_t* quant,
                         uint8_t* planes, codecs::jpeg::IdctArithmetic arithmetic,
-                        cudaStream_t stream);
+                        const ScanTables* tables, const DcScan& dc, cudaStream_t stream);
 
 // Planes -> RGBA (jpeg_color_kernels.h): width x height pixels, `pitch` bytes per row. cb/cr
 // with null data: gray.

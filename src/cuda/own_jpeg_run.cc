@@ -168,7 +168,6 @@ Result<PlanesOut> queue_input_to_planes(const OwnJpegInput& in, const Options& o
   const UnstuffedScan& u = plan.scan;
   const uint32_t nseg = uint32_t(plan.seg_end_bit.size());
   const uint32_t nsub = uint32_t(plan.sub_begin.size());
-  const uint32_t nchunks = uint32_t(plan.chunk_blocks.size());
   const uint64_t total = plan.coefficients;
   PlanesOut out;
   IdctPlanes idct;
@@ -201,9 +200,6 @@ Result<PlanesOut> queue_input_to_planes(const OwnJpegInput& in, const Options& o
   const size_t o_seg_block = up.add(plan.seg_first_block.data(), nseg * 8ull);
   const size_t o_seg_slots = up.add(plan.seg_slots.data(), nseg * 4ull);
   const size_t o_quant = up.add(in.quant.data(), in.quant.size() * 2);
-  const size_t o_chunk_first = up.add(plan.chunk_first_block.data(), nchunks * 8ull);
-  const size_t o_chunk_blocks = up.add(plan.chunk_blocks.data(), nchunks * 4ull);
-  const size_t o_chunk_resets = up.add(plan.chunk_resets.data(), nchunks);
   const size_t o_natural = up.add(kZigzagToNatural.data(), 64);
   const size_t o_flags = up.add(flags_init, sizeof(flags_init));
   rep.upload_bytes = up.total();
@@ -219,8 +215,8 @@ Result<PlanesOut> queue_input_to_planes(const OwnJpegInput& in, const Options& o
   auto* d_first = static_cast<uint32_t*>(buffers.device(B::kFirstSlot, nsub * 4ull));
   auto* d_coef = static_cast<int16_t*>(buffers.device(B::kCoefficients, total * 2));
   auto* d_planes = static_cast<uint8_t*>(buffers.device(B::kPlanes, plane_bytes));
-  auto* d_dc_sums = static_cast<uint32_t*>(buffers.device(B::kDcSums, nchunks * 16ull));
-  auto* d_dc_prefix = static_cast<uint32_t*>(buffers.device(B::kDcPrefix, nchunks * 16ull));
+  void* d_dc_tiles = buffers.device(B::kDcTileSums, dc_tile_sums_bytes(plan.scan_blocks));
+  auto* d_dc_carry = static_cast<uint4*>(buffers.device(B::kDcCarry, dc_carry_bytes(plan.scan_blocks)));
   auto* d_seg_damage = static_cast<uint32_t*>(buffers.device(B::kSegDamage, nseg * 4ull));
   const uint32_t nvar = options.phase_variants ? uint32_t(in.tables->blocks_per_mcu) : 0u;
   VariantRecord* d_variants = nullptr;
@@ -254,7 +250,7 @@ Result<PlanesOut> queue_input_to_planes(const OwnJpegInput& in, const Options& o
   uint32_t* pinned = buffers.pinned();
   uint8_t* staging = buffers.staging(up.total());  // waits for the previous upload from it
   if (!d_up || !d_start || !d_end_a || !d_end_b || !d_slots || !d_excl || !d_first || !d_coef ||
-      !d_planes || !d_dc_sums || !d_dc_prefix || !d_seg_damage || !pinned || !staging) {
+      !d_planes || !d_dc_tiles || !d_dc_carry || !d_seg_damage || !pinned || !staging) {
     return gpu_error(ErrorCode::OutOfMemory, "device or pinned buffers");
   }
   up.pack(staging);
@@ -273,11 +269,10 @@ Result<PlanesOut> queue_input_to_planes(const OwnJpegInput& in, const Options& o
   a.seg_first_block = reinterpret_cast<const uint64_t*>(d_up + o_seg_block);
   a.count = nsub;
   a.segments = nseg;
-  DcChunks chunks;
-  chunks.first_block = reinterpret_cast<const uint64_t*>(d_up + o_chunk_first);
-  chunks.blocks = reinterpret_cast<const uint32_t*>(d_up + o_chunk_blocks);
-  chunks.resets = d_up + o_chunk_resets;
-  chunks.count = nchunks;
+  DcScan dc;
+  dc.scan_blocks = plan.scan_blocks;
+  dc.restart_mcus = plan.restart_mcus;
+  dc.carry = d_dc_carry;
   rep.phase_ms[kPhaseHost] =
       std::chrono::duration<float, std::milli>(std::chrono::steady_clock::now() - host_start).count();
 
@@ -304,9 +299,9 @@ Result<PlanesOut> queue_input_to_planes(const OwnJpegInput& in, const Options& o
                                      nvar, options.write_pieces ? d_trace : nullptr, d_natural,
                                      d_coef, d_seg_damage, d_flags, stream));
   events.mark(kPhaseWrite, stream);
-  OWN_CUDA_TRY("dc", launch_dc(d_tables, chunks, d_dc_sums, d_dc_prefix, d_coef, stream));
+  OWN_CUDA_TRY("dc", launch_dc(d_tables, dc, d_dc_tiles, d_coef, nseg, d_seg_damage, d_flags, stream));
   events.mark(kPhaseDc, stream);
-  OWN_CUDA_TRY("idct", launch_idct(d_coef, idct, d_quant, d_planes, options.arithmetic, stream));
+  OWN_CUDA_TRY("idct", launch_idct(d_coef, idct, d_quant, d_planes, options.arithmetic, d_tables, dc, stream));
   events.mark(kPhaseIdct, stream);
   OWN_CUDA_TRY("flags", cudaMemcpyAsync(pinned, d_flags, kFlagCount * 4, cudaMemcpyDeviceToHost, stream));
   cudaEvent_t readback = buffers.readback_event();

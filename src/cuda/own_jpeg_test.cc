@@ -358,7 +358,7 @@ TEST(OwnJpegInput, MadeFromTheParseAndTheDamageWordsBecomeWarnings) {
   auto plan = plan_parallel_decode(file, *p, ParallelDecodeOptions{64});
   ASSERT_TRUE(plan.ok());
   EXPECT_EQ(in->plan.sub_begin, plan->sub_begin);
-  EXPECT_EQ(in->plan.chunk_blocks, plan->chunk_blocks);
+  EXPECT_EQ(in->plan.scan_blocks, plan->scan_blocks);
   // 4:1:1: the colour conversion does not take it; the route would leave it to another decoder.
   const auto f411 = encode(100, 60, 3, 4, 1, 75, 0, false, 2);
   auto p411 = parse_baseline_jpeg(f411);
