@@ -32,16 +32,17 @@ void build_lookup(const HuffmanSpec& spec, HuffmanLookup* t) {
     ++si;
   }
   p = 0;
+  t->limit[0] = 0;
   for (int l = 1; l <= 16; ++l) {
     if (spec.counts[size_t(l)]) {
       t->valoffset[l] = p - int32_t(code[size_t(p)]);
       p += spec.counts[size_t(l)];
-      t->maxcode[l] = int32_t(code[size_t(p - 1)]);
+      // libjpeg's maxcode[l] is code[p - 1]; a code of length l is <= it.
+      t->limit[l] = (code[size_t(p - 1)] + 1) << (16 - l);
     } else {
-      t->maxcode[l] = -1;
+      t->limit[l] = t->limit[l - 1];
     }
   }
-  t->maxcode[17] = 0x7FFFFFFF;
   std::copy(spec.symbols.begin(), spec.symbols.end(), t->symbols);
   for (int i = 0; i < n; ++i) {
     const int l = size[size_t(i)];
@@ -62,13 +63,14 @@ void transfer_starts(const ScanTables& t, const uint8_t* bytes, const ParallelDe
                      const std::vector<VariantRecord>& variants, uint32_t nvar,
                      std::vector<DecodeState>& start, std::vector<DecodeState>& end,
                      std::vector<uint32_t>& slots, std::vector<uint8_t>& trace,
-                     ParallelDecodeStats* st) {
+                     std::vector<PathRecord>& path, ParallelDecodeStats* st) {
   const size_t n = plan.sub_begin.size();
   const uint32_t nx = transfer_extra_entries(nvar);
   std::vector<uint64_t> extras((n + 1) * nx, kNoState);  // of each subsequence, and past the last
   std::vector<uint8_t> map(n * kTransferStride, kTransferUnknown);
   std::vector<uint32_t> map_slots(n * kTransferStride, 0);
   std::vector<uint8_t> map_trace(n * kTransferStride, kNoTrace);
+  std::vector<PathRecord> map_path(n * kTransferStride);
   const auto first_of_segment = [&](size_t j) { return plan.seg_first_sub[plan.sub_seg[j]] == j; };
   const auto cas = [](uint64_t* w, uint64_t expected, uint64_t desired) {
     const uint64_t old = *w;
@@ -82,7 +84,8 @@ void transfer_starts(const ScanTables& t, const uint8_t* bytes, const ParallelDe
     transfer_entry(t, bytes, entry, plan.sub_begin[j], plan.sub_end[j],
                    plan.seg_end_bit[plan.sub_seg[j]], &variants[j * nvar], nvar,
                    &extras[(j + 1) * nx], pass, cas, &map[j * kTransferStride + e],
-                   &map_slots[j * kTransferStride + e], &map_trace[j * kTransferStride + e], &added);
+                   &map_slots[j * kTransferStride + e], &map_trace[j * kTransferStride + e],
+                   &map_path[j * kTransferStride + e], &added);
   };
   for (size_t j = 0; j < n; ++j) {  // pass 0: the variant ends of the predecessor
     if (first_of_segment(j)) continue;
@@ -112,6 +115,7 @@ void transfer_starts(const ScanTables& t, const uint8_t* bytes, const ParallelDe
     start[j] = transfer_entry_state(&variants[(j - 1) * nvar], &extras[j * nx], nvar, a);
     slots[j] = map_slots[j * kTransferStride + a];
     trace[j] = map_trace[j * kTransferStride + a];
+    if (trace_has_path(trace[j])) path[j] = map_path[j * kTransferStride + a];
     end[j] = transfer_entry_state(&variants[j * nvar], &extras[(j + 1) * nx], nvar, idx);
     ++resolved;
   }
@@ -326,6 +330,7 @@ Result<CoefficientImage> decode_coefficients_parallel(std::span<const uint8_t> d
   std::vector<VariantRecord> variants(nsub * nvar);
   // Each start's trace for the write pieces: the guess is variant 0's own start.
   std::vector<uint8_t> trace(nsub, make_trace(0, 0));
+  std::vector<PathRecord> path(nsub);  // read where a trace has kTracePath
   for (size_t j = 0; j < nsub; ++j) {
     start[j] = DecodeState{sub_begin[j], 0, 0};
     for (uint32_t v = 0; v < nvar; ++v) {
@@ -342,7 +347,7 @@ Result<CoefficientImage> decode_coefficients_parallel(std::span<const uint8_t> d
   st.segments = nseg;
   st.subsequences = nsub;
   if (options.transfer_maps && nvar > 0) {
-    transfer_starts(*tables, bytes, plan, variants, nvar, start, end, slots, trace, &st);
+    transfer_starts(*tables, bytes, plan, variants, nvar, start, end, slots, trace, path, &st);
   }
   std::vector<DecodeState> prev_end(nsub);
   bool converged = false;
@@ -404,8 +409,8 @@ Result<CoefficientImage> decode_coefficients_parallel(std::span<const uint8_t> d
     for (uint32_t j = seg_first_sub[s]; j < seg_first_sub[s + 1]; ++j) {
       for (int p = 0; p < (pieces ? kWritePieces : 1); ++p) {
         WritePiece piece{start[j], sub_end[j], first_slot[j]};
-        if (pieces && !write_piece(&variants[size_t(j) * nvar], trace[j], start[j], sub_begin[j],
-                                   sub_end[j], first_slot[j], slots[j], p, &piece)) {
+        if (pieces && !write_piece(&variants[size_t(j) * nvar], trace[j], &path[j], start[j],
+                                   sub_begin[j], sub_end[j], first_slot[j], slots[j], p, &piece)) {
           continue;
         }
         ++st.write_pieces;

@@ -57,7 +57,7 @@ class DeviceBuffers {
   enum Slot {
     kUpload, kStart, kEndA, kEndB, kSlots, kScan, kFirstSlot, kCoefficients, kPlanes, kDcTileSums,
     kDcCarry, kSegDamage, kVariants, kTrace, kTransferMap, kTransferSlots, kTransferTrace,
-    kTransferExtras, kTransferBlockMaps, kSlotCount
+    kTransferExtras, kTransferBlockMaps, kTransferPaths, kPaths, kSlotCount
   };
   DeviceBuffers() = default;
   DeviceBuffers(const DeviceBuffers&) = delete;

@@ -138,7 +138,8 @@ __device__ bool transfer_one(const ScanTables& t, const uint8_t* bytes, const Su
   const uint64_t at = uint64_t(j) * codecs::jpeg::kTransferStride + e;
   codecs::jpeg::transfer_entry(t, bytes, entry, a.begin[j], a.end[j], a.seg_end_bit[a.segment[j]],
                                variants + uint64_t(j) * nvar, nvar, x.extras + uint64_t(j + 1) * nx,
-                               pass, AtomicCas{}, &x.map[at], &x.map_slots[at], &x.map_trace[at], &added);
+                               pass, AtomicCas{}, &x.map[at], &x.map_slots[at], &x.map_trace[at],
+                               &x.map_path[at], &added);
   return added;
 }
 
@@ -234,6 +235,7 @@ __device__ void transfer_in_grid(cooperative_groups::grid_group& grid, const Sca
                                                   x.extras + uint64_t(j) * nx, nvar, prev);
     slots[j] = x.map_slots[uint64_t(j) * kTransferStride + prev];
     trace[j] = x.map_trace[uint64_t(j) * kTransferStride + prev];
+    if (codecs::jpeg::trace_has_path(trace[j])) x.path[j] = x.map_path[uint64_t(j) * kTransferStride + prev];
     end[j] = codecs::jpeg::transfer_entry_state(variants + uint64_t(j) * nvar,
                                                 x.extras + uint64_t(j + 1) * nx, nvar, idx);
     resolved = true;
@@ -362,8 +364,8 @@ __global__ void offsets_kernel(SubsequenceArrays a, const uint32_t* slots, uint6
 __global__ void write_kernel(const ScanTables* tables, const uint8_t* bytes, SubsequenceArrays a,
                             const DecodeState* start, const uint32_t* first_slot,
                             const uint32_t* slots, const VariantRecord* variants, uint32_t nvar,
-                            const uint8_t* trace, const uint8_t* natural, int16_t* out,
-                            uint32_t* seg_damage, uint32_t* flags) {
+                            const uint8_t* trace, const PathRecord* path, const uint8_t* natural,
+                            int16_t* out, uint32_t* seg_damage, uint32_t* flags) {
   __shared__ uint8_t nat[64];
   if (threadIdx.x < 64) nat[threadIdx.x] = natural[threadIdx.x];
   const ScanTables& t = shared_tables(tables);  // its barrier also publishes nat
@@ -372,8 +374,9 @@ __global__ void write_kernel(const ScanTables* tables, const uint8_t* bytes, Sub
   if (i >= uint64_t(a.count) * pieces) return;
   const uint32_t j = uint32_t(i / pieces);
   codecs::jpeg::WritePiece piece{start[j], a.end[j], first_slot[j]};
-  if (trace && !codecs::jpeg::write_piece(variants + uint64_t(j) * nvar, trace[j], start[j], a.begin[j],
-                                          a.end[j], first_slot[j], slots[j], int(i % pieces), &piece)) {
+  if (trace && !codecs::jpeg::write_piece(variants + uint64_t(j) * nvar, trace[j], path + j, start[j],
+                                          a.begin[j], a.end[j], first_slot[j], slots[j], int(i % pieces),
+                                          &piece)) {
     return;
   }
   const uint32_t s = a.segment[j];
@@ -550,6 +553,7 @@ cudaError_t launch_speculative(const ScanTables* tables, const uint8_t* bytes,
 
 size_t transfer_map_bytes(uint32_t count) { return size_t(count) * codecs::jpeg::kTransferStride; }
 size_t transfer_slots_bytes(uint32_t count) { return transfer_map_bytes(count) * sizeof(uint32_t); }
+size_t transfer_path_bytes(uint32_t count) { return transfer_map_bytes(count) * sizeof(PathRecord); }
 size_t transfer_extras_bytes(uint32_t count, uint32_t variant_count) {
   return (size_t(count) + 1) * codecs::jpeg::transfer_extra_entries(variant_count) * sizeof(uint64_t);
 }
@@ -620,13 +624,13 @@ cudaError_t launch_write(const ScanTables* tables, const uint8_t* bytes,
                          const SubsequenceArrays& a, const DecodeState* start,
                          const uint32_t* first_slot, const uint32_t* slots,
                          const VariantRecord* variants, uint32_t variant_count,
-                         const uint8_t* trace, const uint8_t* natural, int16_t* out,
-                         uint32_t* seg_damage, uint32_t* flags, cudaStream_t stream) {
+                         const uint8_t* trace, const PathRecord* path, const uint8_t* natural,
+                         int16_t* out, uint32_t* seg_damage, uint32_t* flags, cudaStream_t stream) {
   if (!a.count) return cudaSuccess;
   if (!variants || variant_count == 0) trace = nullptr;  // pieces need the variants
   const uint64_t threads = uint64_t(a.count) * (trace ? codecs::jpeg::kWritePieces : 1);
   write_kernel<<<blocks_for(threads), kThreads, kSharedBytes, stream>>>(
-      tables, bytes, a, start, first_slot, slots, variants, variant_count, trace, natural, out,
+      tables, bytes, a, start, first_slot, slots, variants, variant_count, trace, path, natural, out,
       seg_damage, flags);
   return cudaGetLastError();
 }

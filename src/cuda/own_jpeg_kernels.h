@@ -65,33 +65,39 @@ cudaError_t launch_speculative(const ScanTables* tables, const uint8_t* bytes,
                                const SubsequenceArrays& a, DecodeState* start, DecodeState* end,
                                uint32_t* slots, VariantRecord* variants, uint32_t variant_count,
                                uint8_t* trace, cudaStream_t stream);
+using codecs::jpeg::PathRecord;
+
 // Step 3a's device scratch (jpeg_entropy_kernels.h, transfer maps): per subsequence its map
-// (kTransferStride bytes) and the slot count of each entry, per subsequence and one more its
-// extra entries (transfer_extra_entries(variant_count) words each), and per block of the
-// cooperative kernel its composed map (kTransferStride bytes). launch_sync initialises them.
+// (kTransferStride bytes) and the slot count, trace and path record of each entry, per
+// subsequence and one more its extra entries (transfer_extra_entries(variant_count) words
+// each), and per block of the cooperative kernel its composed map (kTransferStride bytes).
+// launch_sync initialises them. `path`: per subsequence, the path record of the start the
+// composition chose, where its trace has kTracePath (the write pieces read it).
 struct TransferArrays {
-  uint8_t* map = nullptr;         // count * kTransferStride
-  uint32_t* map_slots = nullptr;  // count * kTransferStride
-  uint8_t* map_trace = nullptr;   // count * kTransferStride: each entry's trace
-  uint64_t* extras = nullptr;     // (count + 1) * transfer_extra_entries(variant_count)
-  uint8_t* block_maps = nullptr;  // blocks_for(count) * kTransferStride
+  uint8_t* map = nullptr;            // count * kTransferStride
+  uint32_t* map_slots = nullptr;     // count * kTransferStride
+  uint8_t* map_trace = nullptr;      // count * kTransferStride: each entry's trace
+  PathRecord* map_path = nullptr;    // count * kTransferStride, written where needed
+  uint64_t* extras = nullptr;        // (count + 1) * transfer_extra_entries(variant_count)
+  uint8_t* block_maps = nullptr;     // blocks_for(count) * kTransferStride
+  PathRecord* path = nullptr;        // count
 };
 // Bytes of each for `count` subsequences.
 size_t transfer_map_bytes(uint32_t count);
 size_t transfer_slots_bytes(uint32_t count);
+size_t transfer_path_bytes(uint32_t count);  // map_path (path: count * sizeof(PathRecord))
 size_t transfer_extras_bytes(uint32_t count, uint32_t variant_count);
 size_t transfer_block_map_bytes(uint32_t count);
 
-// One round: reads end_in, writes end_out (every entry), updates start/slots of the changed
-// ones and adds their number to flags[kFlagChanged].
 // Step 3 without a host round trip: the synchronisation rounds (sync_subsequence per
 // subsequence, reading the previous round's end states) until a round changes nothing, then a
 // serial walk per segment (sync_segment_serially) that runs only when the rounds hit their cap
 // (decided on the device: flags[kFlagNotConverged]). One cooperative kernel with a grid-wide
 // barrier between rounds when the grid fits on the device at once (*cooperative set true; the
 // serial walk at its end), else kLaunchedSyncRounds round kernels queued back to back, each
-// exiting at once after a round that changed nothing, and a serial-walk kernel. end_a holds the speculative end states, end_b is scratch;
-// flags[kFlagSyncRounds .. kFlagCount) must be zero and flags[kFlagNotConverged] is set here.
+// exiting at once after a round that changed nothing, and a serial-walk kernel. end_a holds
+// the speculative end states, end_b is scratch; flags[kFlagSyncRounds .. kFlagCount) must be
+// zero and flags[kFlagNotConverged] is set here.
 // round_cap > 0 lowers the cap on rounds (tests of the serial walk).
 // With `transfer` (its arrays set; variants required) and the cooperative launch, step 3a runs
 // first: its first pass as a kernel of its own (one thread per subsequence and variant), the
@@ -111,7 +117,8 @@ cudaError_t launch_sync(const ScanTables* tables, const uint8_t* bytes, const Su
 cudaError_t launch_offsets(const SubsequenceArrays& a, const uint32_t* slots, uint64_t* excl,
                            uint32_t* first_slot, uint32_t* seg_damage, cudaStream_t stream);
 // The write-out; each subsequence (with `trace` and the variants: each write piece,
-// jpeg_entropy_kernels.h, kWritePieces threads a subsequence) ORs its subsequence_damage into
+// jpeg_entropy_kernels.h, kWritePieces threads a subsequence; `path`: TransferArrays::path,
+// read where a trace has kTracePath, else may be null) ORs its subsequence_damage into
 // seg_damage[its segment] and adds its extraneous bytes to flags[kFlagExtraBytes] (launch_dc
 // sums the segments' damage into flags).
 // `natural`: kZigzagToNatural in device memory (64 bytes, uploaded with the picture).
@@ -119,8 +126,8 @@ cudaError_t launch_write(const ScanTables* tables, const uint8_t* bytes,
                          const SubsequenceArrays& a, const DecodeState* start,
                          const uint32_t* first_slot, const uint32_t* slots,
                          const VariantRecord* variants, uint32_t variant_count,
-                         const uint8_t* trace, const uint8_t* natural, int16_t* out,
-                         uint32_t* seg_damage, uint32_t* flags, cudaStream_t stream);
+                         const uint8_t* trace, const PathRecord* path, const uint8_t* natural,
+                         int16_t* out, uint32_t* seg_damage, uint32_t* flags, cudaStream_t stream);
 // Step 6, DC prediction (jpeg_entropy_kernels.h, kDcTileBlocks): the scan's blocks, the
 // restart interval in MCUs (0: none) and each tile's carry (device scratch of dc_carry_bytes).
 struct DcScan {

@@ -242,8 +242,11 @@ Result<PlanesOut> queue_input_to_planes(const OwnJpegInput& in, const Options& o
         static_cast<uint64_t*>(buffers.device(B::kTransferExtras, transfer_extras_bytes(nsub, nvar)));
     transfer.block_maps =
         static_cast<uint8_t*>(buffers.device(B::kTransferBlockMaps, transfer_block_map_bytes(nsub)));
+    transfer.map_path =
+        static_cast<PathRecord*>(buffers.device(B::kTransferPaths, transfer_path_bytes(nsub)));
+    transfer.path = static_cast<PathRecord*>(buffers.device(B::kPaths, nsub * sizeof(PathRecord)));
     if (!transfer.map || !transfer.map_slots || !transfer.map_trace || !transfer.extras ||
-        !transfer.block_maps) {
+        !transfer.block_maps || !transfer.map_path || !transfer.path) {
       return gpu_error(ErrorCode::OutOfMemory, "device buffers (transfer maps)");
     }
   }
@@ -296,8 +299,8 @@ Result<PlanesOut> queue_input_to_planes(const OwnJpegInput& in, const Options& o
   events.mark(kPhaseOffsets, stream);
   OWN_CUDA_TRY("write", cudaMemsetAsync(d_coef, 0, total * 2, stream));
   OWN_CUDA_TRY("write", launch_write(d_tables, d_bytes, a, d_start, d_first, d_slots, d_variants,
-                                     nvar, options.write_pieces ? d_trace : nullptr, d_natural,
-                                     d_coef, d_seg_damage, d_flags, stream));
+                                     nvar, options.write_pieces ? d_trace : nullptr, transfer.path,
+                                     d_natural, d_coef, d_seg_damage, d_flags, stream));
   events.mark(kPhaseWrite, stream);
   OWN_CUDA_TRY("dc", launch_dc(d_tables, dc, d_dc_tiles, d_coef, nseg, d_seg_damage, d_flags, stream));
   events.mark(kPhaseDc, stream);

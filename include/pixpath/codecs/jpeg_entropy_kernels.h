@@ -73,7 +73,10 @@ struct HuffmanLookup {
   // Codes of at most kLookaheadBits bits: (length << 8) | symbol for every
   // kLookaheadBits-bit prefix; 0 where the code is longer.
   uint16_t lookahead[1 << kLookaheadBits];
-  int32_t maxcode[18];    // largest code of each length, -1 for none; [17] unused
+  // limit[l]: one past the largest code of length <= l, left-justified to 16 bits (codes are
+  // canonical, so limit rises with l and a 16-bit window w holds a code of the shortest
+  // length l with w < limit[l]); limit[0] = 0.
+  uint32_t limit[17];
   int32_t valoffset[17];  // symbols[code + valoffset[length]]
   uint8_t symbols[256];
 };
@@ -111,36 +114,49 @@ PIXPATH_HD bool same_state(const DecodeState& a, const DecodeState& b) {
 }
 
 // 32 bits of the stream from bit `pos`; bits at or past `end_bit` read as 0. `bytes` must
-// hold at least 5 bytes from byte pos / 8 (UnstuffedScan's padding guarantees that for any
-// pos < end_bit).
+// hold at least 8 bytes from byte pos / 8 (UnstuffedScan's padding guarantees that for any
+// pos < end_bit); on the GPU it must also be 4-byte aligned (the upload places each array at a
+// 256-byte boundary), so two aligned word loads and a funnel shift replace five byte loads.
 PIXPATH_HD uint32_t peek32(const uint8_t* bytes, uint32_t pos, uint32_t end_bit) {
   if (pos >= end_bit) return 0;
+#if defined(__CUDA_ARCH__)
+  const uint32_t* w = reinterpret_cast<const uint32_t*>(bytes) + (pos >> 5);
+  const uint32_t hi = __byte_perm(__ldg(w), 0, 0x0123), lo = __byte_perm(__ldg(w + 1), 0, 0x0123);
+  uint32_t bits = __funnelshift_l(lo, hi, pos & 31);
+#else
   const uint8_t* p = bytes + (pos >> 3);
   const uint64_t w = (uint64_t{p[0]} << 32) | (uint64_t{p[1]} << 24) | (uint64_t{p[2]} << 16) |
                      (uint64_t{p[3]} << 8) | uint64_t{p[4]};
   uint32_t bits = static_cast<uint32_t>(w >> (8 - (pos & 7)));
+#endif
   const uint32_t left = end_bit - pos;
   if (left < 32) bits &= ~0u << (32 - left);
   return bits;
 }
 
 // Decodes one Huffman code from the top of `bits`; returns the symbol and sets *length, or
-// returns -1 with *length 0 for a bit pattern that is no code of the table.
+// returns -1 with *length 0 for a bit pattern that is no code of the table. Codes longer than
+// the lookahead: the length from comparing the window with every longer length's limit at
+// once (independent comparisons, no loop of dependent loads: one lane's long code holds up
+// its whole warp).
 PIXPATH_HD int huffman_decode(const HuffmanLookup& t, uint32_t bits, int* length) {
   const uint16_t e = t.lookahead[bits >> (32 - kLookaheadBits)];
   if (e) {
     *length = e >> 8;
     return e & 0xFF;
   }
-  for (int l = kLookaheadBits + 1; l <= 16; ++l) {
-    const int32_t code = static_cast<int32_t>(bits >> (32 - l));
-    if (code <= t.maxcode[l]) {
-      *length = l;
-      return t.symbols[(code + t.valoffset[l]) & 0xFF];
-    }
+  const uint32_t window = bits >> 16;
+  int l = kLookaheadBits + 1;
+#if defined(__CUDACC__)
+#pragma unroll
+#endif
+  for (int k = kLookaheadBits + 1; k <= 16; ++k) l += window >= t.limit[k] ? 1 : 0;
+  if (l > 16) {
+    *length = 0;
+    return -1;
   }
-  *length = 0;
-  return -1;
+  *length = l;
+  return t.symbols[(static_cast<int32_t>(window >> (16 - l)) + t.valoffset[l]) & 0xFF];
 }
 
 // libjpeg's HUFF_EXTEND: the s-bit value r as a signed coefficient.
@@ -164,55 +180,39 @@ PIXPATH_HD int decode_step(const ScanTables& t, const uint8_t* bytes, uint32_t e
   const HuffmanLookup& table = dc ? t.dc[t.block_dc[s.block]] : t.ac[t.block_ac[s.block]];
   int length = 0;
   const int sym = huffman_decode(table, bits, &length);
-  *zpos = -1;
-  *value = 0;
   if (sym < 0) {
+    *zpos = -1;
+    *value = 0;
     s.bit += 16;
     return 0;
   }
-  s.bit += static_cast<uint32_t>(length);
+  // The rest without branches (selects): the lanes of a warp decode different kinds of
+  // codeword in the same step, and each branch they disagree on would run its sides in turn.
+  // DC: `size` extra bits, coefficient 0. AC: a run of zeros, then a coefficient of `size`
+  // bits; size 0 is an end of block (run 0..14) or sixteen zeros (ZRL, run 15).
+  const uint32_t u = static_cast<uint32_t>(sym);
+  const uint32_t size = dc ? u : (u & 15);  // DC symbols are 0..15 (checked by the parser)
+  const uint32_t run = dc ? 0 : (u >> 4);
+  const uint32_t z = s.z;
   // The extra bits follow the code inside the same 32-bit window (code <= 16 bits, extra <= 15;
   // bits at or past end_bit are zero in it as in a second peek): one read of the stream a
   // codeword.
-  const uint32_t after_code = bits << length;
-  int znew;
-  if (dc) {
-    const int size = sym;  // 0..15, checked by the parser
-    int32_t diff = 0;
-    if (size) {
-      diff = huffman_extend(after_code >> (32 - size), size);
-      s.bit += static_cast<uint32_t>(size);
-    }
-    *zpos = 0;
-    *value = diff;
-    znew = 1;
-  } else {
-    const int run = sym >> 4, size = sym & 15;
-    if (size) {
-      int k = s.z + run;
-      if (k > 63) {
-        k = 63;  // libjpeg: jpeg_natural_order[64..79] are 63
-        if (past_63) *past_63 = true;
-      }
-      *zpos = k;
-      *value = huffman_extend(after_code >> (32 - size), size);
-      s.bit += static_cast<uint32_t>(size);
-      znew = k + 1;
-    } else if (run == 15) {
-      znew = s.z + 16 > 64 ? 64 : s.z + 16;
-      if (s.z + 16 > 64 && past_63) *past_63 = true;
-    } else {
-      znew = 64;  // end of block
-    }
+  const uint32_t extra = size ? (bits << length) >> (32 - size) : 0;
+  s.bit += static_cast<uint32_t>(length) + size;
+  const bool coded = dc || size != 0;  // a coefficient is coded (a DC difference always)
+  const uint32_t k = z + run > 63 ? 63 : z + run;  // libjpeg: jpeg_natural_order[64..79] are 63
+  const uint32_t zrl = z + 16 > 64 ? 64 : z + 16;
+  const uint32_t znew = coded ? k + 1 : (run == 15 ? zrl : 64);
+  if (past_63) {
+    if ((size != 0 && z + run > 63) || (!coded && run == 15 && z + 16 > 64)) *past_63 = true;
   }
-  const int passed = znew - s.z;
-  if (znew >= 64) {
-    s.z = 0;
-    s.block = static_cast<uint8_t>(s.block + 1 == t.blocks_per_mcu ? 0 : s.block + 1);
-  } else {
-    s.z = static_cast<uint8_t>(znew);
-  }
-  return passed;
+  *zpos = coded ? static_cast<int>(k) : -1;
+  *value = size ? huffman_extend(extra, static_cast<int>(size)) : 0;
+  const bool next_block = znew >= 64;
+  const uint32_t nb = s.block + 1u;
+  s.block = static_cast<uint8_t>(next_block ? (nb == t.blocks_per_mcu ? 0u : nb) : s.block);
+  s.z = static_cast<uint8_t>(next_block ? 0u : znew);
+  return static_cast<int>(znew - z);
 }
 
 struct SubsequenceResult {
@@ -289,13 +289,15 @@ PIXPATH_HD VariantRecord decode_variant(const ScanTables& t, const uint8_t* byte
   DecodeState s = start;
   uint32_t slots = 0;
   int k = 0;
+  uint32_t next = variant_checkpoint(begin, end_bit, 0);  // checkpoint k's bit
   int zpos;
   int32_t value;
   while (s.bit < end_bit) {
-    while (k < kVariantCheckpoints && s.bit >= variant_checkpoint(begin, end_bit, k)) {
+    while (s.bit >= next) {
       v.at[k] = s;
       v.slots_at[k] = slots;
       ++k;
+      next = k < kVariantCheckpoints ? variant_checkpoint(begin, end_bit, k) : end_bit;
     }
     slots += static_cast<uint32_t>(decode_step(t, bytes, segment_end_bit, s, &zpos, &value));
   }
@@ -311,11 +313,15 @@ PIXPATH_HD VariantRecord decode_variant(const ScanTables& t, const uint8_t* byte
 // A decode of subsequence [begin, end_bit) from `entry` that stops where it meets one of the
 // subsequence's variants (variant_count of them; see above): its end state and slot count,
 // and which variant it met at which checkpoint (-1: none; it decoded to the end).
+// Its states at the checkpoints it passed before it met one (all four when it met none): the
+// write pieces' starts where no variant gives them (PathRecord below).
 struct TransferResult {
   DecodeState end;
   uint32_t slots = 0;
   int met = -1;
   int met_at = -1;
+  DecodeState at[kVariantCheckpoints];
+  uint32_t slots_at[kVariantCheckpoints] = {};
 };
 
 // What the write-out (step 5) knows of a synchronised subsequence's decode, one byte (its
@@ -323,12 +329,43 @@ struct TransferResult {
 // checkpoint: the same decode from there), so the variant's states at the later checkpoints
 // are its states there; kNoTrace: nothing known. A start that is a variant's own start (the
 // speculative guess when it was right, a segment's first subsequence) is that variant from
-// checkpoint 0.
+// checkpoint 0. With kTracePath, the subsequence's PathRecord holds its own states at the
+// checkpoints before `from` (from 4: it met no variant; variant then 15): a transfer-map walk
+// that met its variant late, or none, recorded them on its way.
 inline constexpr uint8_t kNoTrace = 0xFF;
-PIXPATH_HD uint8_t make_trace(int variant, int from) {
+inline constexpr uint8_t kTracePath = 0x80;
+inline constexpr int kTraceNoVariant = 15;
+PIXPATH_HD uint8_t make_trace(int variant, int from, bool path = false) {
+  if (path) {
+    return static_cast<uint8_t>(kTracePath | (variant < 0 ? (kVariantCheckpoints << 4) | kTraceNoVariant
+                                                          : (from << 4) | variant));
+  }
   return variant < 0 || from < 0 ? kNoTrace : static_cast<uint8_t>((from << 4) | variant);
 }
+PIXPATH_HD int trace_from(uint8_t trace) {
+  return trace == kNoTrace ? kVariantCheckpoints : (trace >> 4) & 7;
+}
+PIXPATH_HD bool trace_has_path(uint8_t trace) { return trace != kNoTrace && (trace & kTracePath); }
 PIXPATH_HD uint8_t transfer_trace(const TransferResult& r) { return make_trace(r.met, r.met_at); }
+
+// A synchronised decode's own states at checkpoints 1 .. kVariantCheckpoints - 1 (the write
+// pieces' boundaries) and the slots it passed before each, from its start.
+struct PathRecord {
+  DecodeState at[kVariantCheckpoints - 1];
+  uint32_t slots_at[kVariantCheckpoints - 1] = {};
+};
+
+// Whether a transfer walk's checkpoints are worth a PathRecord: it met its variant after
+// checkpoint 1 (so write piece 1 would wait for it), or met none.
+PIXPATH_HD bool transfer_needs_path(const TransferResult& r) { return r.met < 0 || r.met_at > 1; }
+PIXPATH_HD PathRecord transfer_path(const TransferResult& r) {
+  PathRecord p;
+  for (int k = 1; k < kVariantCheckpoints; ++k) {
+    p.at[k - 1] = r.at[k];
+    p.slots_at[k - 1] = r.slots_at[k];
+  }
+  return p;
+}
 
 PIXPATH_HD TransferResult transfer_subsequence(const ScanTables& t, const uint8_t* bytes,
                                                DecodeState entry, uint32_t begin,
@@ -339,10 +376,11 @@ PIXPATH_HD TransferResult transfer_subsequence(const ScanTables& t, const uint8_
   DecodeState s = entry;
   uint32_t slots = 0;
   int k = 0;
+  uint32_t next = variant_checkpoint(begin, end_bit, 0);  // checkpoint k's bit
   int zpos;
   int32_t value;
   while (s.bit < end_bit) {
-    while (k < kVariantCheckpoints && s.bit >= variant_checkpoint(begin, end_bit, k)) {
+    while (s.bit >= next) {
       for (uint32_t v = 0; v < variant_count; ++v) {
         if (same_state(s, variants[v].at[k])) {
           r.end = variants[v].end;
@@ -352,9 +390,16 @@ PIXPATH_HD TransferResult transfer_subsequence(const ScanTables& t, const uint8_
           return r;
         }
       }
+      r.at[k] = s;
+      r.slots_at[k] = slots;
       ++k;
+      next = k < kVariantCheckpoints ? variant_checkpoint(begin, end_bit, k) : end_bit;
     }
     slots += static_cast<uint32_t>(decode_step(t, bytes, segment_end_bit, s, &zpos, &value));
+  }
+  for (; k < kVariantCheckpoints; ++k) {  // past the last codeword start: the end state
+    r.at[k] = s;
+    r.slots_at[k] = slots;
   }
   r.end = s;
   r.slots = slots;
@@ -430,7 +475,8 @@ PIXPATH_HD DecodeState transfer_entry_state(const VariantRecord* pred_variants, 
 
 // One entry of subsequence j in pass `pass`: decodes j from `entry` (transfer_subsequence with
 // j's `variants`) and sets *map_out (the entry of j + 1 it leads to), *slots_out and
-// *trace_out (the trace of a start at that entry, for the write pieces). An end
+// *trace_out (the trace of a start at that entry, for the write pieces; with kTracePath when
+// it wrote the walk's checkpoints to *path_out, transfer_needs_path). An end
 // that meets no variant becomes an extra entry of j + 1 (`next_extras`): an equal one is
 // reused, else the first empty word is claimed with cas(word*, expected, desired) -> the old
 // value (atomicCAS on the GPU), and *added set; none left: kTransferUnknown.
@@ -440,11 +486,17 @@ PIXPATH_HD void transfer_entry(const ScanTables& t, const uint8_t* bytes, Decode
                                uint32_t begin, uint32_t end_bit, uint32_t segment_end_bit,
                                const VariantRecord* variants, uint32_t variant_count,
                                uint64_t* next_extras, uint32_t pass, Cas cas, uint8_t* map_out,
-                               uint32_t* slots_out, uint8_t* trace_out, bool* added) {
+                               uint32_t* slots_out, uint8_t* trace_out, PathRecord* path_out,
+                               bool* added) {
   const TransferResult r = transfer_subsequence(t, bytes, entry, begin, end_bit, segment_end_bit,
                                                 variants, variant_count);
   *slots_out = r.slots;
-  *trace_out = transfer_trace(r);
+  if (transfer_needs_path(r)) {
+    *path_out = transfer_path(r);
+    *trace_out = make_trace(r.met, r.met_at, true);
+  } else {
+    *trace_out = transfer_trace(r);
+  }
   if (r.met >= 0) {
     *map_out = static_cast<uint8_t>(r.met);
     return;
@@ -581,13 +633,15 @@ PIXPATH_HD WriteResult write_subsequence(const ScanTables& t, const uint8_t* byt
 
 // Step 5 in pieces: a subsequence's write-out split at checkpoints 1-3 (1/4, 1/2 and 3/4 of
 // the way), one thread a piece, so a picture with few subsequences still fills the GPU. Piece
-// p >= 1 starts at the variant's state at checkpoint p, known when the trace's `from` <= p
-// (the first codeword start at or past the checkpoint, on the true decode as on the
-// variant's); its first slot is the subsequence's slot count minus what the variant passes
-// from there to the end. Piece 0 starts at the synchronised start and ends at the first known
-// boundary. Pieces whose start is not known have nothing to do (the piece before covers them);
-// without a trace piece 0 writes the whole subsequence. The pieces together decode exactly the
-// codewords write_subsequence decodes from `start`.
+// p >= 1 starts at the decode's state at checkpoint p (the first codeword start at or past the
+// checkpoint): the variant's state there when the trace's `from` <= p (the same on the true
+// decode as on the variant's; its first slot is the subsequence's slot count minus what the
+// variant passes from there to the end), else its own recorded state when the trace has a
+// PathRecord (its first slot: the subsequence's plus the slots recorded before it). Piece 0
+// starts at the synchronised start and ends at the first known boundary. Pieces whose start is
+// not known have nothing to do (the piece before covers them); without a trace piece 0 writes
+// the whole subsequence. The pieces together decode exactly the codewords write_subsequence
+// decodes from `start`.
 inline constexpr int kWritePieces = 4;
 
 struct WritePiece {
@@ -597,24 +651,32 @@ struct WritePiece {
 };
 
 // Piece p of a subsequence [begin, end_bit) whose synchronised decode starts at `start` (slot
-// `first_slot`) and passes `slots` slots; `variants` are its own. False: nothing to do.
-PIXPATH_HD bool write_piece(const VariantRecord* variants, uint8_t trace, DecodeState start,
-                            uint32_t begin, uint32_t end_bit, uint32_t first_slot, uint32_t slots,
-                            int p, WritePiece* out) {
-  const int from = trace == kNoTrace ? kWritePieces : trace >> 4;
-  const VariantRecord* v = trace == kNoTrace ? nullptr : &variants[trace & 15];
+// `first_slot`) and passes `slots` slots; `variants` are its own, `path` its PathRecord (read
+// only with kTracePath). False: nothing to do.
+PIXPATH_HD bool write_piece(const VariantRecord* variants, uint8_t trace, const PathRecord* path,
+                            DecodeState start, uint32_t begin, uint32_t end_bit,
+                            uint32_t first_slot, uint32_t slots, int p, WritePiece* out) {
+  const int from = trace_from(trace);
+  const bool own = trace_has_path(trace);
+  const int variant = trace == kNoTrace ? kTraceNoVariant : trace & 15;
   const auto boundary = [&](int q) {
     return q < kWritePieces ? variant_checkpoint(begin, end_bit, q) : end_bit;
   };
   if (p == 0) {
     out->start = start;
     out->first_slot = first_slot;
-    out->end_bit = boundary(from > 1 ? from : 1);
+    out->end_bit = boundary(own || from <= 1 ? 1 : from);
     return true;
   }
-  if (from > p) return false;
-  out->start = v->at[p];
-  out->first_slot = first_slot + slots - (v->slots - v->slots_at[p]);
+  if (p < from) {
+    if (!own) return false;
+    out->start = path->at[p - 1];
+    out->first_slot = first_slot + path->slots_at[p - 1];
+  } else {
+    const VariantRecord& v = variants[variant];
+    out->start = v.at[p];
+    out->first_slot = first_slot + slots - (v.slots - v.slots_at[p]);
+  }
   out->end_bit = boundary(p + 1);
   return true;
 }
