@@ -55,8 +55,9 @@ void build_lookup(const HuffmanSpec& spec, HuffmanLookup* t) {
   }
 }
 
-// Step 3a (jpeg_entropy_kernels.h, transfer maps) as the GPU runs it, one entry at a time:
-// passes until one adds no extra entry, then the composition from each segment's first
+// Step 3a (jpeg_entropy_kernels.h, transfer maps) as the GPU runs it, one entry (and the chain
+// of walks from it, transfer_chain) at a time: passes until one leaves no extra entry
+// undecoded, then the composition from each segment's first
 // subsequence, which sets start, end and slots where the composed entry is known. Fills the
 // transfer fields of *st.
 void transfer_starts(const ScanTables& t, const uint8_t* bytes, const ParallelDecodePlan& plan,
@@ -78,14 +79,21 @@ void transfer_starts(const ScanTables& t, const uint8_t* bytes, const ParallelDe
     return old;
   };
   bool added = false;
+  TransferChainArrays chain;
+  chain.begin = plan.sub_begin.data();
+  chain.end = plan.sub_end.data();
+  chain.variants = variants.data();
+  chain.variant_count = nvar;
+  chain.extras = extras.data();
+  chain.map = map.data();
+  chain.map_slots = map_slots.data();
+  chain.map_trace = map_trace.data();
+  chain.map_path = map_path.data();
   const auto run = [&](size_t j, uint32_t e, uint32_t pass) {
-    const DecodeState entry =
-        transfer_entry_state(&variants[(j - 1) * nvar], &extras[j * nx], nvar, e);
-    transfer_entry(t, bytes, entry, plan.sub_begin[j], plan.sub_end[j],
-                   plan.seg_end_bit[plan.sub_seg[j]], &variants[j * nvar], nvar,
-                   &extras[(j + 1) * nx], pass, cas, &map[j * kTransferStride + e],
-                   &map_slots[j * kTransferStride + e], &map_trace[j * kTransferStride + e],
-                   &map_path[j * kTransferStride + e], &added);
+    const uint32_t seg = plan.sub_seg[j];
+    chain.segment_end_bit = plan.seg_end_bit[seg];
+    chain.last = plan.seg_first_sub[seg + 1] - 1;
+    transfer_chain(t, bytes, chain, uint32_t(j), e, pass, cas, &added);
   };
   for (size_t j = 0; j < n; ++j) {  // pass 0: the variant ends of the predecessor
     if (first_of_segment(j)) continue;

@@ -126,20 +126,26 @@ struct AtomicCas {
   }
 };
 
-// Step 3a, entry e of subsequence j (not the first of its segment) in pass `pass`; true when
-// it added an extra entry to j + 1.
+// Step 3a, entry e of subsequence j (not the first of its segment) in pass `pass`, and the
+// chain of walks from it (transfer_chain); true when it left an extra entry to the next pass.
 __device__ bool transfer_one(const ScanTables& t, const uint8_t* bytes, const SubsequenceArrays& a,
                              uint32_t j, uint32_t e, uint32_t pass, const VariantRecord* variants,
                              uint32_t nvar, const TransferArrays& x) {
-  const uint32_t nx = codecs::jpeg::transfer_extra_entries(nvar);
-  const DecodeState entry = codecs::jpeg::transfer_entry_state(
-      variants + uint64_t(j - 1) * nvar, x.extras + uint64_t(j) * nx, nvar, e);
+  const uint32_t s = a.segment[j];
+  codecs::jpeg::TransferChainArrays c;
+  c.begin = a.begin;
+  c.end = a.end;
+  c.segment_end_bit = a.seg_end_bit[s];
+  c.last = a.seg_first_sub[s + 1] - 1;
+  c.variants = variants;
+  c.variant_count = nvar;
+  c.extras = x.extras;
+  c.map = x.map;
+  c.map_slots = x.map_slots;
+  c.map_trace = x.map_trace;
+  c.map_path = x.map_path;
   bool added = false;
-  const uint64_t at = uint64_t(j) * codecs::jpeg::kTransferStride + e;
-  codecs::jpeg::transfer_entry(t, bytes, entry, a.begin[j], a.end[j], a.seg_end_bit[a.segment[j]],
-                               variants + uint64_t(j) * nvar, nvar, x.extras + uint64_t(j + 1) * nx,
-                               pass, AtomicCas{}, &x.map[at], &x.map_slots[at], &x.map_trace[at],
-                               &x.map_path[at], &added);
+  codecs::jpeg::transfer_chain(t, bytes, c, j, e, pass, AtomicCas{}, &added);
   return added;
 }
 

@@ -180,17 +180,13 @@ PIXPATH_HD int decode_step(const ScanTables& t, const uint8_t* bytes, uint32_t e
   const HuffmanLookup& table = dc ? t.dc[t.block_dc[s.block]] : t.ac[t.block_ac[s.block]];
   int length = 0;
   const int sym = huffman_decode(table, bits, &length);
-  if (sym < 0) {
-    *zpos = -1;
-    *value = 0;
-    s.bit += 16;
-    return 0;
-  }
   // The rest without branches (selects): the lanes of a warp decode different kinds of
   // codeword in the same step, and each branch they disagree on would run its sides in turn.
   // DC: `size` extra bits, coefficient 0. AC: a run of zeros, then a coefficient of `size`
-  // bits; size 0 is an end of block (run 0..14) or sixteen zeros (ZRL, run 15).
-  const uint32_t u = static_cast<uint32_t>(sym);
+  // bits; size 0 is an end of block (run 0..14) or sixteen zeros (ZRL, run 15). No code: 16
+  // bits on, nothing passed.
+  const bool bad = sym < 0;
+  const uint32_t u = bad ? 0u : static_cast<uint32_t>(sym);
   const uint32_t size = dc ? u : (u & 15);  // DC symbols are 0..15 (checked by the parser)
   const uint32_t run = dc ? 0 : (u >> 4);
   const uint32_t z = s.z;
@@ -198,11 +194,11 @@ PIXPATH_HD int decode_step(const ScanTables& t, const uint8_t* bytes, uint32_t e
   // bits at or past end_bit are zero in it as in a second peek): one read of the stream a
   // codeword.
   const uint32_t extra = size ? (bits << length) >> (32 - size) : 0;
-  s.bit += static_cast<uint32_t>(length) + size;
-  const bool coded = dc || size != 0;  // a coefficient is coded (a DC difference always)
+  s.bit += bad ? 16u : static_cast<uint32_t>(length) + size;
+  const bool coded = !bad && (dc || size != 0);  // a coefficient is coded (a DC difference always)
   const uint32_t k = z + run > 63 ? 63 : z + run;  // libjpeg: jpeg_natural_order[64..79] are 63
   const uint32_t zrl = z + 16 > 64 ? 64 : z + 16;
-  const uint32_t znew = coded ? k + 1 : (run == 15 ? zrl : 64);
+  const uint32_t znew = bad ? z : coded ? k + 1 : (run == 15 ? zrl : 64);
   if (past_63) {
     if ((size != 0 && z + run > 63) || (!coded && run == 15 && z + 16 > 64)) *past_63 = true;
   }
@@ -434,8 +430,10 @@ PIXPATH_HD bool sync_subsequence_variants(const ScanTables& t, const uint8_t* by
 // subsequence j - 1; entries V.. are extra states (below). transfer_subsequence from each entry
 // gives either a variant w of j (its end: entry w of j + 1) or, where it meets none, a new
 // end state, which becomes an extra entry of j + 1 (deduplicated; at most
-// transfer_extra_entries(V), beyond that the result is unknown). The extras are decoded in
-// further passes until a pass adds none. So each subsequence has a map from its entries to
+// transfer_extra_entries(V), beyond that the result is unknown). The walk that added an
+// extra goes on from it into the next subsequence ("decode until synchronised", transfer_chain,
+// up to kTransferChain subsequences); what it leaves is decoded in further passes until a pass
+// adds none. So each subsequence has a map from its entries to
 // the entries of its successor (kTransferUnknown where not known); the true entry of each
 // subsequence follows from composing the maps from its segment's first subsequence (whose
 // start is known: its end is entry 0 of the next) -- a prefix over function composition, in
@@ -448,12 +446,15 @@ inline constexpr int kTransferStride = 32;     // bytes of one subsequence's map
 inline constexpr uint8_t kTransferUnknown = 0xFF;
 PIXPATH_HD uint32_t transfer_extra_entries(uint32_t variant_count) { return 2 * variant_count + 2; }
 inline constexpr int kMaxTransferPasses = 32;
+inline constexpr int kTransferChain = 16;  // subsequences one transfer_chain walks at most
 // A map holds every entry: at most 10 blocks an MCU (the JPEG limit the parser checks).
 static_assert(10 + 2 * 10 + 2 <= kTransferStride, "a subsequence's map must hold its entries");
 
 // An extra entry in one word: the DecodeState in bits 0-47, the pass that added it in bits
-// 48-63 (kNoState: an empty entry).
+// 48-63, or kChainedPass when the walk that added it goes on from it itself (kNoState: an
+// empty entry).
 inline constexpr uint64_t kNoState = ~uint64_t{0};
+inline constexpr uint32_t kChainedPass = 0xFFFF;
 PIXPATH_HD uint64_t pack_state(const DecodeState& s) {
   return uint64_t{s.bit} | (uint64_t{s.block} << 32) | (uint64_t{s.z} << 40);
 }
@@ -525,6 +526,54 @@ PIXPATH_HD void transfer_entry(const ScanTables& t, const uint8_t* bytes, Decode
     }
   }
   *map_out = kTransferUnknown;
+}
+
+// What a transfer walk reads and writes, per subsequence of one segment (`last`: the segment's
+// last subsequence): each subsequence's bits and variants, its extra entries
+// (transfer_extra_entries words a subsequence), and per entry (kTransferStride a subsequence)
+// its map, slot count, trace and path record (transfer_entry).
+struct TransferChainArrays {
+  const uint32_t* begin = nullptr;
+  const uint32_t* end = nullptr;
+  uint32_t segment_end_bit = 0;
+  uint32_t last = 0;
+  const VariantRecord* variants = nullptr;
+  uint32_t variant_count = 0;
+  uint64_t* extras = nullptr;
+  uint8_t* map = nullptr;
+  uint32_t* map_slots = nullptr;
+  uint8_t* map_trace = nullptr;
+  PathRecord* map_path = nullptr;
+};
+
+// Entry e of subsequence j (not its segment's first) in pass `pass`, and on: transfer_entry;
+// while the walk's end is a new extra entry of the next subsequence of the segment, claimed by
+// this walk, it decodes that subsequence from there too (the extra tagged kChainedPass), up to
+// kTransferChain subsequences. An extra it claims and does not follow (the chain's last) is
+// left to the next pass: *added. An end that enters the next segment needs no pass (its first
+// subsequence's start is known).
+template <class Cas>
+PIXPATH_HD void transfer_chain(const ScanTables& t, const uint8_t* bytes, const TransferChainArrays& x,
+                               uint32_t j, uint32_t e, uint32_t pass, Cas cas, bool* added) {
+  const uint32_t nv = x.variant_count, nx = transfer_extra_entries(nv);
+  for (int hop = 1;; ++hop) {
+    const DecodeState entry =
+        transfer_entry_state(x.variants + uint64_t(j - 1) * nv, x.extras + uint64_t(j) * nx, nv, e);
+    const bool go_on = j < x.last && hop < kTransferChain;
+    const uint64_t at = uint64_t(j) * kTransferStride + e;
+    bool claimed = false;
+    transfer_entry(t, bytes, entry, x.begin[j], x.end[j], x.segment_end_bit,
+                   x.variants + uint64_t(j) * nv, nv, x.extras + uint64_t(j + 1) * nx,
+                   go_on ? kChainedPass : pass, cas, &x.map[at], &x.map_slots[at], &x.map_trace[at],
+                   &x.map_path[at], &claimed);
+    if (!claimed) return;
+    if (!go_on) {
+      if (j < x.last) *added = true;
+      return;
+    }
+    e = x.map[at];
+    ++j;
+  }
 }
 
 // `then` after `first` (maps of `entries` entries): out[v] = then[first[v]], unknown stays
