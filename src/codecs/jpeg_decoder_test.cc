@@ -127,7 +127,9 @@ TEST(JpegDecoder, YuvPlanesMatchTurboJpegAndKeepGuards) {
       // Odd sizes of 4:2:0 / 4:2:2 need TurboJPEG's padded planes and one counted copy.
       const bool exact = f == PixelFormat::YUV444P || f == PixelFormat::GRAY8 ||
                          (s.w % 2 == 0 && (f == PixelFormat::YUV422P || s.h % 2 == 0));
-      if (exact) EXPECT_EQ(counters().copies, before);
+      if (exact) {
+        EXPECT_EQ(counters().copies, before);
+      }
       EXPECT_TRUE(dst.guards_intact());
       const int nplanes = info(f).planes;
       std::vector<std::vector<uint8_t>> ref(static_cast<size_t>(nplanes));

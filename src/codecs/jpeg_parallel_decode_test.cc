@@ -25,6 +25,7 @@ using testing::libjpeg_read_coefficients;
 using testing::LibjpegCoefficients;
 using testing::LibjpegEncodeOptions;
 using testing::LibjpegRawPlanes;
+using testing::damage_scan;
 using testing::screen_pixels;
 
 // The IDCT arithmetic of the libjpeg-turbo the tests link: Debian's x86-64 build runs its SIMD
@@ -532,16 +533,8 @@ TEST(JpegParallelDecode, WritePiecesEqualTheWholeWriteOut) {
     }
     auto parsed = parse_baseline_jpeg(file);
     ASSERT_TRUE(parsed.ok());
-    const size_t span = parsed->scan_end - parsed->scan_begin;
     for (int trial = 0; trial < 40; ++trial) {
-      auto bad = file;
-      if (trial % 3 == 0) {
-        bad[parsed->scan_begin + rng() % span] ^= uint8_t(1u << (rng() % 8));
-      } else if (trial % 3 == 1) {
-        for (int k = 0; k < 1 + trial % 4; ++k) bad[parsed->scan_begin + rng() % span] = uint8_t(rng());
-      } else {
-        bad.resize(parsed->scan_begin + rng() % span);
-      }
+      const auto bad = damage_scan(file, parsed->scan_begin, parsed->scan_end, trial, rng);
       auto p = parse_baseline_jpeg(bad);
       if (!p.ok()) continue;
       ParallelDecodeOptions pieces{c.bits};

@@ -32,7 +32,9 @@ TEST(WebpDecoder, LosslessRoundTripEveryFormat) {
         const auto before = counters().copies;
         auto r = decoder("webp").decode_into(webp, {}, dst.view());
         ASSERT_TRUE(r.ok()) << r.error().message();
-        if (decoder("webp").can_write(f)) EXPECT_EQ(counters().copies, before);
+        if (decoder("webp").can_write(f)) {
+          EXPECT_EQ(counters().copies, before);
+        }
         EXPECT_TRUE(dst.guards_intact());
         // Lossless: exact, except that fully transparent pixels' colour may be dropped
         // (libwebp's "exact" is off by default), so compare only opaque-enough ones via RGBA.

@@ -329,39 +329,54 @@ __global__ void serial_sync_kernel(const ScanTables* tables, const uint8_t* byte
                                       a.seg_end_bit[s], start, end, slots, trace);
 }
 
-// Step 4 in one thread block: the chunked exclusive scan of the slot counts into
-// excl[0..count], then each subsequence's first slot within its segment and each segment's
-// damage word (slot_sum_damage; every word written, no memset needed).
+// One thread block's exclusive scan of items 0..n-1 under the associative `op` (identity
+// T{}): each thread folds a stretch of items, a Hillis-Steele scan over the stretches' totals
+// in `part` (blockDim.x entries of shared memory), then each thread walks its stretch again
+// and hands write(i, op of the items before i). Returns the total (every thread). `item(i)` is
+// read twice.
+template <class T, class Op, class Item, class Write>
+__device__ T block_exclusive_scan(uint32_t n, T* part, Op op, Item item, Write write) {
+  const uint32_t t = threadIdx.x, nt = blockDim.x;
+  const uint32_t chunk = (n + nt - 1) / nt;
+  const uint32_t b = min(n, t * chunk), e = min(n, b + chunk);
+  T run{};
+  for (uint32_t i = b; i < e; ++i) run = op(run, item(i));
+  part[t] = run;
+  __syncthreads();
+  for (uint32_t off = 1; off < nt; off <<= 1) {  // Hillis-Steele inclusive scan
+    const T y = t >= off ? part[t - off] : T{};
+    __syncthreads();
+    if (t >= off) part[t] = op(y, part[t]);
+    __syncthreads();
+  }
+  T pre = t > 0 ? part[t - 1] : T{};
+  const T total = part[nt - 1];
+  for (uint32_t i = b; i < e; ++i) {
+    write(i, pre);
+    pre = op(pre, item(i));
+  }
+  return total;
+}
+
+// Step 4 in one thread block: the exclusive scan of the slot counts into excl[0..count], then
+// each subsequence's first slot within its segment and each segment's damage word
+// (slot_sum_damage; every word written, no memset needed).
 __global__ void offsets_kernel(SubsequenceArrays a, const uint32_t* slots, uint64_t* excl,
                                uint32_t* first_slot, uint32_t* seg_damage) {
   __shared__ uint64_t part[1024];
   const uint32_t t = threadIdx.x, nt = blockDim.x, count = a.count;
-  const uint32_t chunk = (count + nt - 1) / nt;
-  const uint32_t b = min(count, t * chunk), e = min(count, b + chunk);
-  uint64_t sum = 0;
-  for (uint32_t i = b; i < e; ++i) sum += slots[i];
-  part[t] = sum;
-  __syncthreads();
-  for (uint32_t off = 1; off < nt; off <<= 1) {  // Hillis-Steele inclusive scan
-    const uint64_t v = t >= off ? part[t - off] : 0;
-    __syncthreads();
-    part[t] += v;
-    __syncthreads();
-  }
-  uint64_t run = part[t] - sum;
-  for (uint32_t i = b; i < e; ++i) {
-    excl[i] = run;
-    run += slots[i];
-  }
-  if (t == nt - 1) excl[count] = part[t];
+  const uint64_t total = block_exclusive_scan(
+      count, part, [](uint64_t x, uint64_t y) { return x + y; },
+      [&](uint32_t i) { return uint64_t(slots[i]); }, [&](uint32_t i, uint64_t pre) { excl[i] = pre; });
+  if (t == nt - 1) excl[count] = total;
   __syncthreads();  // the block's writes to excl are visible to the block from here
   for (uint32_t j = t; j < count; j += nt) {
     const uint64_t v = excl[j] - excl[a.seg_first_sub[a.segment[j]]];
     first_slot[j] = v > 0xFFFFFFFFull ? 0xFFFFFFFFu : uint32_t(v);
   }
   for (uint32_t s = t; s < a.segments; s += nt) {
-    const uint64_t total = excl[a.seg_first_sub[s + 1]] - excl[a.seg_first_sub[s]];
-    seg_damage[s] = codecs::jpeg::slot_sum_damage(total, a.seg_slots[s]);
+    const uint64_t in_segment = excl[a.seg_first_sub[s + 1]] - excl[a.seg_first_sub[s]];
+    seg_damage[s] = codecs::jpeg::slot_sum_damage(in_segment, a.seg_slots[s]);
   }
 }
 
@@ -447,38 +462,24 @@ __global__ void dc_tile_kernel(const ScanTables* tables, DcScan dc, int16_t* out
 }
 
 // Step 6b, one thread block: each tile's carry, the exclusive segmented scan of the tiles'
-// totals (a stretch of tiles a thread, then a scan of the threads' stretches).
+// totals.
 __global__ void dc_carry_kernel(const DcSums* tile_sums, uint32_t tiles, uint4* carry) {
   __shared__ DcSums part[1024];
-  const uint32_t t = threadIdx.x, nt = blockDim.x;
-  const uint32_t chunk = (tiles + nt - 1) / nt;
-  const uint32_t b = min(tiles, t * chunk), e = min(tiles, b + chunk);
-  DcSums run;
-  for (uint32_t i = b; i < e; ++i) run = codecs::jpeg::dc_combine(run, tile_sums[i]);
-  part[t] = run;
-  __syncthreads();
-  for (uint32_t off = 1; off < nt; off <<= 1) {  // Hillis-Steele inclusive scan
-    const DcSums y = t >= off ? part[t - off] : DcSums{};
-    __syncthreads();
-    if (t >= off) part[t] = codecs::jpeg::dc_combine(y, part[t]);
-    __syncthreads();
-  }
-  DcSums pre = t > 0 ? part[t - 1] : DcSums{};
-  for (uint32_t i = b; i < e; ++i) {
-    carry[i] = make_uint4(pre.v[0], pre.v[1], pre.v[2], pre.v[3]);
-    pre = codecs::jpeg::dc_combine(pre, tile_sums[i]);
-  }
+  block_exclusive_scan(
+      tiles, part, [](const DcSums& x, const DcSums& y) { return codecs::jpeg::dc_combine(x, y); },
+      [&](uint32_t i) { return tile_sums[i]; },
+      [&](uint32_t i, const DcSums& pre) { carry[i] = make_uint4(pre.v[0], pre.v[1], pre.v[2], pre.v[3]); });
 }
 
-// One thread per 8x8 block, all components in one grid. With dc.carry, step 6c first: the
-// block's DC takes its tile's carry (dc_takes_carry), in place.
+// One thread per 8x8 block, all components in one grid. Step 6c first: the block's DC takes
+// its tile's carry (dc_takes_carry), in place.
 __global__ void idct_kernel(int16_t* coefficients, IdctPlanes p, const uint16_t* quant,
                             uint8_t* planes, codecs::jpeg::IdctArithmetic arithmetic,
                             const ScanTables* tables, DcScan dc) {
   __shared__ uint16_t q[4 * 64];
   __shared__ codecs::jpeg::BlockLayout layout;
   for (int i = int(threadIdx.x); i < p.components * 64; i += int(blockDim.x)) q[i] = quant[i];
-  if (threadIdx.x == 0 && dc.carry) layout = tables->layout;
+  if (threadIdx.x == 0) layout = tables->layout;
   __syncthreads();
   const uint64_t b = uint64_t(blockIdx.x) * blockDim.x + threadIdx.x;
   if (b >= p.first_block[p.components]) return;
@@ -487,13 +488,11 @@ __global__ void idct_kernel(int16_t* coefficients, IdctPlanes p, const uint16_t*
   const uint64_t k = b - p.first_block[c];
   const uint32_t by = uint32_t(k / p.blocks_w[c]), bx = uint32_t(k % p.blocks_w[c]);
   int16_t* coef = coefficients + p.coefficient_offset[c] + k * 64;
-  if (dc.carry) {
-    const uint32_t i = codecs::jpeg::block_scan_index(layout, uint32_t(c), bx, by);
-    if (i < dc.scan_blocks && codecs::jpeg::dc_takes_carry(i, layout.blocks_per_mcu, dc.restart_mcus)) {
-      const uint4 add = dc.carry[i / kDcTileBlocks];
-      const uint32_t a = c == 0 ? add.x : c == 1 ? add.y : c == 2 ? add.z : add.w;
-      coef[0] = int16_t(int32_t(uint32_t(int32_t(coef[0])) + a));
-    }
+  const uint32_t i = codecs::jpeg::block_scan_index(layout, uint32_t(c), bx, by);
+  if (i < dc.scan_blocks && codecs::jpeg::dc_takes_carry(i, layout.blocks_per_mcu, dc.restart_mcus)) {
+    const uint4 add = dc.carry[i / kDcTileBlocks];
+    const uint32_t a = c == 0 ? add.x : c == 1 ? add.y : c == 2 ? add.z : add.w;
+    coef[0] = int16_t(int32_t(uint32_t(int32_t(coef[0])) + a));
   }
   codecs::jpeg::idct_islow_block(coef, q + 64 * c,
                                  planes + p.plane_offset[c] + uint64_t(by) * 8 * p.pitch[c] +
@@ -662,7 +661,7 @@ cudaError_t launch_dc(const ScanTables* tables, const DcScan& dc, void* tile_sum
 cudaError_t launch_idct(int16_t* coefficients, const IdctPlanes& p, const uint16_t* quant,
                         uint8_t* planes, codecs::jpeg::IdctArithmetic arithmetic,
                         const ScanTables* tables, const DcScan& dc, cudaStream_t stream) {
-  if (p.components < 1 || p.components > 4) return cudaErrorInvalidValue;
+  if (p.components < 1 || p.components > 4 || !dc.carry) return cudaErrorInvalidValue;
   const uint64_t n = p.first_block[p.components];
   if (!n) return cudaSuccess;
   idct_kernel<<<blocks_for(n), kThreads, 0, stream>>>(coefficients, p, quant, planes, arithmetic, tables, dc);

@@ -153,7 +153,7 @@ struct IdctPlanes {
   uint64_t first_block[5] = {};  // running block count: component c's blocks start here
 };
 // Each block first takes its tile's DC carry in place (step 6c; the coefficients then hold
-// the DC values), with `tables`' block layout.
+// the DC values), with `tables`' block layout; dc.carry is required (cudaErrorInvalidValue).
 cudaError_t launch_idct(int16_t* coefficients, const IdctPlanes& p, const uint16_t* quant,
                         uint8_t* planes, codecs::jpeg::IdctArithmetic arithmetic,
                         const ScanTables* tables, const DcScan& dc, cudaStream_t stream);

@@ -24,6 +24,7 @@ namespace pixpath::cuda::own_jpeg {
 namespace {
 
 using namespace codecs::jpeg;
+using codecs::testing::damage_scan;
 using codecs::testing::LibjpegEncodeOptions;
 
 std::string no_gpu_reason() {
@@ -270,15 +271,7 @@ TEST(OwnGpuJpeg, DamageAgreesWithTheCpuReference) {
     auto good = parse_baseline_jpeg(file);
     ASSERT_TRUE(good.ok());
     for (int trial = 0; trial < 200; ++trial) {
-      auto bad = file;
-      const size_t span = good->scan_end - good->scan_begin;
-      if (trial % 3 == 0) {
-        bad[good->scan_begin + rng() % span] ^= uint8_t(1u << (rng() % 8));
-      } else if (trial % 3 == 1) {
-        for (int k = 0; k < 1 + trial % 4; ++k) bad[good->scan_begin + rng() % span] = uint8_t(rng());
-      } else {
-        bad.resize(good->scan_begin + rng() % span);
-      }
+      const auto bad = damage_scan(file, good->scan_begin, good->scan_end, trial, rng);
       auto p = parse_baseline_jpeg(bad);
       if (!p.ok()) continue;
       ++trials;

@@ -77,6 +77,20 @@ std::vector<uint8_t> screen_pixels(int width, int height, int components, uint32
   return out;
 }
 
+std::vector<uint8_t> damage_scan(std::vector<uint8_t> file, size_t scan_begin, size_t scan_end,
+                                 int trial, std::mt19937& rng) {
+  const size_t span = scan_end - scan_begin;
+  if (span == 0) return file;
+  if (trial % 3 == 0) {
+    file[scan_begin + rng() % span] ^= uint8_t(1u << (rng() % 8));
+  } else if (trial % 3 == 1) {
+    for (int k = 0; k < 1 + trial % 4; ++k) file[scan_begin + rng() % span] = uint8_t(rng());
+  } else {
+    file.resize(scan_begin + rng() % span);
+  }
+  return file;
+}
+
 GuardedDestination::GuardedDestination(PixelFormat format, int width, int height, int pad_x,
                                        int pad_y, size_t extra_stride) {
   const auto& fi = info(format);

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -16,6 +17,12 @@ Picture screen_picture(PixelFormat format, int width, int height, uint32_t seed 
 // The same content as tightly packed bytes (RGB, or gray for components == 1), as libjpeg's
 // encoder takes them.
 std::vector<uint8_t> screen_pixels(int width, int height, int components, uint32_t seed);
+
+// Damages a JPEG's entropy-coded data [scan_begin, scan_end) the way trial number `trial`
+// asks: trial % 3 == 0 flips one bit, 1 overwrites 1 + trial % 4 bytes with random ones, 2 cuts
+// the file inside the scan. Positions and values come from `rng`.
+std::vector<uint8_t> damage_scan(std::vector<uint8_t> file, size_t scan_begin, size_t scan_end,
+                                 int trial, std::mt19937& rng);
 
 // A destination inside a larger buffer: every byte outside the view is a guard byte.
 class GuardedDestination {
