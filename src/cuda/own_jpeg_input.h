@@ -40,11 +40,11 @@ struct DamageWords {
   uint32_t extraneous_bytes = 0;
 };
 
-// Bits per subsequence on the GPU route. Measured on the H200 (own_jpeg_benchmark, screen
-// JPEGs, with the transfer maps; docs/performance.md): 768 against 512 and 1024, CUDA end
-// 1080p q50 0.73 / 0.77 / 0.87 ms, 4K q50 1.31 / 1.35 / 1.43, 4K q90 4:4:4 2.68 / 2.85 / 2.74.
-// Shorter subsequences make the speculative decode and the write-out shorter (one thread
-// walks each) but need more transfer-map passes; at 256 bits the extra entries run out.
+// Bits per subsequence on the GPU route. Shorter subsequences make the speculative decode and
+// the write-out shorter (one thread walks each) but the transfer maps' walks chain through
+// more of them; at 256 bits the extra entries run out. Chosen on the H200 with the transfer
+// maps before their walks were chained (2026-12-03/05: 768 ahead of 512 and 1024 at every
+// size, 640 within 0.01 ms of it); not swept again since the chains (docs/performance.md).
 inline constexpr uint32_t kDefaultSubsequenceBits = 768;
 
 // The input for `jpeg` (parsed from `data` by parse_baseline_jpeg), cut into subsequences of
