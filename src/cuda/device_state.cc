@@ -28,7 +28,7 @@ DeviceState::~DeviceState() {
       nvjpegJpegStateDestroy(bs.state);
     }
     if (bs.stream) (void)cudaStreamDestroy(bs.stream);
-    for (auto e : {bs.decoded, bs.converted})
+    for (auto e : {bs.decoded, bs.converted, bs.pass_start, bs.pass_end})
       if (e) (void)cudaEventDestroy(e);
   }
   if (decoder_hybrid) nvjpegDecoderDestroy(decoder_hybrid);
@@ -219,6 +219,10 @@ nlohmann::ordered_json DeviceState::describe() const {
   if (const int64_t n = hw_single_count.load())
     j["hardware_single"] = {{"decodes", n},
                             {"host_us_per_decode", double(hw_single_ns.load()) / 1000.0 / double(n)}};
+  j["route_costs_ms_per_mpixel"] = {{"own", own_cost.per_mpixel()},
+                                     {"own_samples", own_cost.samples()},
+                                     {"engine_pass", engine_pass_cost.per_mpixel()},
+                                     {"engine_pass_samples", engine_pass_cost.samples()}};
   if (self_test.ran) {
     j["self_test"] = {{"passed", self_test.passed},
                       {"decodes", self_test.decodes},

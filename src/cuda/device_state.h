@@ -25,6 +25,7 @@
 #include "pixpath/core/thread_annotations.h"
 #include "own_jpeg_decode.h"
 #include "plane_buffers.h"
+#include "route_costs.h"
 #include "self_test.h"
 
 namespace pixpath::cuda {
@@ -97,6 +98,11 @@ struct TextureRegistration {
 struct BatchState {
   cudaStream_t stream = nullptr;
   cudaEvent_t decoded = nullptr, converted = nullptr;  // as in Slot (decode_batch_to_textures)
+  // Timing events around the last nvjpegDecodeBatched on `stream` (the engines' pass time, read
+  // when the state is next used, after its stream is idle), and that batch's size.
+  cudaEvent_t pass_start = nullptr, pass_end = nullptr;
+  int pass_pictures = 0;  // 0: no pass to read
+  int64_t pass_pixels = 0;
   nvjpegJpegState_t state = nullptr;
   int initialized_size = 0;
   std::vector<nvjpegJpegStream_t> streams;
@@ -133,6 +139,10 @@ class DeviceState {
   std::atomic<int64_t> phase_ns[5] = {};
   std::atomic<int64_t> phase_count{0};
   std::atomic<int64_t> hw_single_ns{0}, hw_single_count{0};  // hardware route, host time
+  // The route's measured costs (route_costs.h, abi::RouteCosts): own-decoder pictures in
+  // decode_to_device, and the engines' passes of hardware batches.
+  CostPerMpixel own_cost{kOwnPriorMsPerMpixel, CostPerMpixel::Track::Mean};
+  CostPerMpixel engine_pass_cost{kEnginePassPriorMsPerMpixel, CostPerMpixel::Track::Floor};
   cudaStream_t release_stream = nullptr;
   SelfTest self_test;
 

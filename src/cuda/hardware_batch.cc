@@ -60,6 +60,15 @@ nlohmann::ordered_json NvjpegEngine::batch_trace_json() {
   return j;
 }
 
+abi::RouteCosts NvjpegEngine::route_costs() {
+  abi::RouteCosts c;
+  c.own_ms_per_mpixel = d_->own_cost.per_mpixel();
+  c.own_samples = d_->own_cost.samples();
+  c.engine_pass_ms_per_mpixel = d_->engine_pass_cost.per_mpixel();
+  c.engine_pass_samples = d_->engine_pass_cost.samples();
+  return c;
+}
+
 int NvjpegEngine::hardware_engines() {
   if (!d_->hw_handle) return 0;
   MutexLock lock(d_->batch_mu);
@@ -146,6 +155,8 @@ Result<BatchState*> NvjpegEngine::batch_decode(const abi::DecodeRequest* request
     CUDA_TRY("gpu batch", cudaStreamCreateWithFlags(&b.stream, cudaStreamNonBlocking));
     CUDA_TRY("gpu batch", cudaEventCreateWithFlags(&b.decoded, cudaEventDisableTiming));
     CUDA_TRY("gpu batch", cudaEventCreateWithFlags(&b.converted, cudaEventDisableTiming));
+    CUDA_TRY("gpu batch", cudaEventCreate(&b.pass_start));
+    CUDA_TRY("gpu batch", cudaEventCreate(&b.pass_end));
     NVJ_TRY("gpu batch", nvjpegJpegStateCreate(d_->hw_handle, &b.state));
   }
   while (b.streams.size() < count) {
@@ -219,12 +230,30 @@ Result<BatchState*> NvjpegEngine::batch_decode(const abi::DecodeRequest* request
   const auto idle_start = std::chrono::steady_clock::now();
   CUDA_TRY("gpu batch", cudaStreamSynchronize(b.stream));
   batch_trace_add("hardware idle wait", idle_start);
+  record_engine_pass(b);
   if (before_decode) PIXPATH_CHECK(before_decode(b));
   const auto queue_start = std::chrono::steady_clock::now();
+  CUDA_TRY("gpu batch", cudaEventRecord(b.pass_start, b.stream));
   NVJ_TRY("gpu batch", nvjpegDecodeBatched(d_->hw_handle, b.state, datas.data(), lengths.data(),
                                            dests.data(), b.stream));
+  CUDA_TRY("gpu batch", cudaEventRecord(b.pass_end, b.stream));
+  b.pass_pictures = n;
+  b.pass_pixels = pixels;
   batch_trace_add("hardware decode call", queue_start);
   return &b;
+}
+
+// The state's previous pass (its stream idle now): the engines' time per pass of that batch,
+// per megapixel of its mean picture, into the route's costs (the loader's batch split).
+void NvjpegEngine::record_engine_pass(BatchState& b) {
+  if (b.pass_pictures <= 0) return;
+  float ms = 0;
+  const int engines = std::max(1, int(d_->hw_engines));
+  if (cudaEventElapsedTime(&ms, b.pass_start, b.pass_end) == cudaSuccess) {
+    const int passes = (b.pass_pictures + engines - 1) / engines;
+    d_->engine_pass_cost.add(double(ms) / passes, b.pass_pixels / b.pass_pictures);
+  }
+  b.pass_pictures = 0;
 }
 
 ConvertJob NvjpegEngine::plane_job(const PlaneSet& ps) {

@@ -28,7 +28,8 @@ namespace pixpath::cuda::abi {
 // 5: DecodeRequest::own / own_damage (pixpath's own decoder, plain data made by the loader).
 // 6: DecodeRequest::own_alpha / own_alpha_damage (jpega's alpha JPEG on the own decoder too).
 // 7: convert_yuv_to_device (video frames decoded by NVDEC through libavcodec).
-inline constexpr int kAbiVersion = 7;
+// 8: route_costs (the own decoder's and the engines' measured costs, for the batch split).
+inline constexpr int kAbiVersion = 8;
 inline constexpr const char* kEntryPoint = "pixpath_cuda_module_v1";
 
 struct EngineOptions {
@@ -54,6 +55,14 @@ struct DecodeRequest {
   own_jpeg::DamageWords* own_damage = nullptr;
   const own_jpeg::OwnJpegInput* own_alpha = nullptr;
   own_jpeg::DamageWords* own_alpha_damage = nullptr;
+};
+
+// What the module measured (route_costs.h): milliseconds per megapixel of a picture on the own
+// decoder (wall time in a decode call, the host's wait for its damage words included) and of
+// one pass of the hardware engines (a batch's decode on its stream, over the passes it needs).
+struct RouteCosts {
+  double own_ms_per_mpixel = 0, engine_pass_ms_per_mpixel = 0;
+  int64_t own_samples = 0, engine_pass_samples = 0;
 };
 
 struct ImageHeader {
@@ -127,6 +136,8 @@ class Engine {
   virtual Result<void> prepare_texture(const TextureTarget& target) = 0;
   // The hardware JPEG engines a batch spreads over (0: none, or batches disabled).
   virtual int hardware_engines() = 0;
+  // The measured costs (priors until the first samples); cheap, any thread.
+  virtual RouteCosts route_costs() = 0;
   // Copies device pictures into texture regions on the engine's paint stream (GL context
   // current): GPU-side waits on each src_event, one map of every distinct texture, 2-D copies,
   // one unmap; no host wait. Returns a fence (a cudaEvent_t recorded after the unmap, created

@@ -73,6 +73,7 @@ class NvjpegEngine final : public abi::Engine {
 
   // hardware_batch.cc
   int hardware_engines() override;
+  abi::RouteCosts route_costs() override;
   std::vector<Result<void>> decode_batch_to_textures(const abi::DecodeRequest* requests,
                                                      const abi::TextureTarget* targets,
                                                      size_t count) override;
@@ -204,6 +205,8 @@ class NvjpegEngine final : public abi::Engine {
                                    const std::function<void(size_t, Error)>& fail,
                                    const std::function<Result<void>(BatchState&)>& before_decode)
       PIXPATH_REQUIRES(d_->batch_mu);
+  // The previous pass of `b` (its stream idle) into the route's measured costs.
+  void record_engine_pass(BatchState& b) PIXPATH_REQUIRES(d_->batch_mu);
   static ConvertJob plane_job(const PlaneSet& ps);
   // decode_batch_to_textures' hardware part: every distinct texture is mapped on
   // the texture stream before the batch is queued (the map's wait for GL overlaps the decode),

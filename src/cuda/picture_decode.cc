@@ -57,7 +57,12 @@ Result<abi::DeviceImage> NvjpegEngine::decode_to_device(const abi::DecodeRequest
   batch_trace_add(r.own ? "own queue" : "other queue", start);
   const auto wait_start = std::chrono::steady_clock::now();
   auto finished = finish_own(*slot);  // after the conversion is queued: one host wait
-  if (r.own) batch_trace_add("own wait", wait_start);
+  if (r.own) {
+    batch_trace_add("own wait", wait_start);
+    if (img && finished)
+      d_->own_cost.add(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count(),
+                       int64_t(r.own->width) * r.own->height);
+  }
   if (img && !finished) {
     release_image(*img);
     return finished.error();
