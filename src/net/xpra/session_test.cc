@@ -154,8 +154,9 @@ TEST(XpraSession, HellosAdvertiseTheVideoCodingsOffered) {
     ASSERT_TRUE(hello);
     const Value& caps = hello->as_list()[1];
     EXPECT_EQ(caps.find("encoding.video_max_size"), nullptr);
-    if (const Value* enc = caps.find("encoding"); enc && enc->is_dict())
-      EXPECT_EQ(enc->find("video_max_size"), nullptr);
+    if (const Value* enc = caps.find("encoding"); enc && enc->is_dict()) {
+      EXPECT_EQ(enc->find("video_max_size"), nullptr);  // braces: EXPECT_EQ is an if/else
+    }
   }
 }
 
