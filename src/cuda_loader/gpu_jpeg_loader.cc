@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <climits>
 #include <cstdlib>
 #include <map>
@@ -16,6 +17,7 @@
 
 #include "cuda/module_abi.h"
 #include "cuda/own_jpeg_input.h"
+#include "cuda/route_costs.h"
 #include "pixpath/codecs/jpeg_baseline_parse.h"
 #include "pixpath/codecs/jpeg_parallel_decode.h"
 #include "pixpath/codecs/jpeg_tables.h"
@@ -292,45 +294,74 @@ Result<std::unique_ptr<OwnRoute>> checked_route(std::span<const uint8_t> data, c
 }
 
 // Many windows at once (issue 19): a batch's own-decoder pictures run on the SMs one by one,
-// and the hardware JPEG engines would sit idle beside them. So a share of a batch's baseline
-// colour pictures (4:4:4 / 4:2:2 / 4:2:0, no alpha: the pictures the engines decode exactly as
-// the CPU path does, docs/exactness.md) goes to one hardware batch, which the module starts
-// before the own decoder's pictures, so both run at once. Measured on the H200 with 8 4K windows
-// (docs/performance.md, "Many windows"): share 0 ~510 draws/s, 0.5 ~700-940, 0.75 ~900-1,270.
-// The trade: the engines (nvJPEG) decode damaged entropy data silently, where the own decoder
-// warns. So the share applies only under load, to batches of at least kHardwareShareFrom such
-// pictures (several windows updating at once); smaller batches, and a picture whose data ends
-// without EOI (truncated, which the host parse sees), stay on the own decoder.
-// PIXPATH_CUDA_HW_SHARE (0 to 1, read per batch) overrides the share; 0 keeps every picture on
-// the own decoder.
-constexpr double kHardwareShare = 0.75;
-constexpr size_t kHardwareShareFrom = 4;
+// and the hardware JPEG engines would sit idle beside them. So some of a batch's baseline colour
+// pictures (4:4:4 / 4:2:2 / 4:2:0, no alpha: the pictures the engines decode exactly as the CPU
+// path does, docs/exactness.md) may go to one hardware batch, which the module starts before
+// the own decoder's pictures, so both run at once. How many is decided per batch by
+// measurement (route_costs.h, engine_share): the count that finishes the batch first, from
+// the module's measured costs (the own decoder's time per picture, the engines' time per pass)
+// and the loader's own plan time per picture; ties keep pictures on the own decoder, which
+// reports damaged entropy data where the engines (nvJPEG) decode it silently. A picture whose
+// data ends without EOI (truncated, which the host parse sees) always stays on the own decoder.
+// Why not a fixed share: on the H100 (docs/performance.md) 3 of 4 pictures on the engines
+// painted 8 4K windows at ~1,500 frames/s but one 4K window with 8 draws in flight at 554,
+// against 928 on the own decoder alone: small batches waited for the engines' long passes.
+// PIXPATH_CUDA_HW_SHARE (read per batch): "measured" for the split by measurement, a number
+// (0 to 1) for a fixed share of batches of at least 4 such pictures (0 keeps every picture on
+// the own decoder). The default is still the fixed share kDefaultShare: the measured split has
+// not yet run on a GPU (no machine could be had in the session that wrote it), and the
+// default stays what the GPU tests and benchmarks checked.
+constexpr size_t kFixedShareFrom = 4;
+constexpr double kDefaultShare = 0.75;
 
-double hardware_share() {
+std::optional<double> fixed_share() {
   const char* v = std::getenv("PIXPATH_CUDA_HW_SHARE");
-  const double s = v && *v ? std::atof(v) : kHardwareShare;
+  if (v && std::string_view(v) == "measured") return std::nullopt;
+  const double s = v && *v ? std::atof(v) : kDefaultShare;
   return s < 0 ? 0.0 : (s > 1 ? 1.0 : s);
 }
 
-// Takes the hardware share of the batch's own-route pictures (parsed, their inputs not made
+// The loader's host time per own-decoder picture before the module call (the whole parse where
+// only headers were read, and the plan), measured in module_batch.
+CostPerMpixel& plan_cost() {
+  static CostPerMpixel cost{kPlanPriorMsPerMpixel, CostPerMpixel::Track::Mean};
+  return cost;
+}
+
+// Takes the engines' share of the batch's own-route pictures (parsed, their inputs not made
 // yet) off that route, so the module's hardware batch decodes them: the last ones that qualify.
-// Their plans (the unstuffing: 0.16 ms of host time for a 4K q50 picture) are never made.
+// Their plans are never made.
 void hand_share_to_engines(std::vector<abi::DecodeRequest>& requests,
-                           std::vector<std::unique_ptr<OwnRoute>>& owns, int engines) {
-  const double share = hardware_share();
-  if (share <= 0 || engines <= 0) return;
+                           std::vector<std::unique_ptr<OwnRoute>>& owns, int engines,
+                           const abi::RouteCosts& costs) {
+  if (engines <= 0) return;
   std::vector<size_t> candidates;
+  int own_pictures = 0;
+  int64_t candidate_pixels = 0;
   for (size_t k = 0; k < requests.size(); ++k) {
     const OwnRoute* o = owns[k].get();
-    if (!o || o->alpha || requests[k].alpha_offset >= 0 || !o->color.jpeg.has_eoi) continue;
+    if (!o) continue;
+    ++own_pictures;
+    if (o->alpha || requests[k].alpha_offset >= 0 || !o->color.jpeg.has_eoi) continue;
     if (o->color.jpeg.component_count != 3) continue;
     using codecs::jpeg::Upsampling;
     const auto up = codecs::jpeg::chroma_upsampling(o->color.jpeg);
-    if (up.ok() && *up != Upsampling::H1V2) candidates.push_back(k);
+    if (!up.ok() || *up == Upsampling::H1V2) continue;
+    candidates.push_back(k);
+    candidate_pixels += int64_t(o->color.jpeg.width) * o->color.jpeg.height;
   }
-  if (candidates.size() < kHardwareShareFrom) return;
-  const size_t n = std::min(candidates.size(), size_t(double(candidates.size()) * share + 0.5));
-  if (n < 2) return;  // one picture is no faster on an engine than on the own decoder
+  if (candidates.size() < 2) return;
+  size_t n = 0;
+  if (const auto share = fixed_share()) {
+    if (*share <= 0 || candidates.size() < kFixedShareFrom) return;
+    n = std::min(candidates.size(), size_t(double(candidates.size()) * *share + 0.5));
+    if (n < 2) return;  // the module batches two or more
+  } else {
+    const double mpixels = double(candidate_pixels) / double(candidates.size()) / 1e6;
+    const double own_ms = (costs.own_ms_per_mpixel + plan_cost().per_mpixel()) * mpixels;
+    const double pass_ms = costs.engine_pass_ms_per_mpixel * mpixels;
+    n = size_t(engine_share(own_pictures, int(candidates.size()), engines, own_ms, pass_ms));
+  }
   for (size_t j = candidates.size() - n; j < candidates.size(); ++j) owns[candidates[j]].reset();
 }
 
@@ -344,7 +375,8 @@ struct ModuleBatch {
 };
 
 template <class Job, class Out>
-ModuleBatch module_batch(std::span<const Job> jobs, std::vector<Out>& out, int engines) {
+ModuleBatch module_batch(std::span<const Job> jobs, std::vector<Out>& out, abi::Engine& engine) {
+  const int engines = engine.hardware_engines();
   ModuleBatch b;
   b.requests.reserve(jobs.size());
   for (size_t i = 0; i < jobs.size(); ++i) {
@@ -362,15 +394,19 @@ ModuleBatch module_batch(std::span<const Job> jobs, std::vector<Out>& out, int e
     b.owns.push_back(std::move(own).value());
     b.index.push_back(i);
   }
-  hand_share_to_engines(b.requests, b.owns, engines);
+  if (engines > 0) hand_share_to_engines(b.requests, b.owns, engines, engine.route_costs());
   // The pictures left on the own route get their inputs; one the plan refuses goes to the CPU.
   size_t kept = 0;
   for (size_t k = 0; k < b.requests.size(); ++k) {
     if (b.owns[k]) {
+      const auto plan_start = std::chrono::steady_clock::now();
       if (auto made = own_inputs(*b.owns[k], b.requests[k], jobs[b.index[k]].params); !made) {
         out[b.index[k]] = made.error();
         continue;
       }
+      const auto& j = b.owns[k]->color.jpeg;
+      plan_cost().add(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - plan_start).count(),
+                      int64_t(j.width) * j.height);
     }
     if (kept != k) {
       b.requests[kept] = b.requests[k];
@@ -583,7 +619,7 @@ class LoadedGpuJpegDecoder final : public GpuJpegDecoder {
     // Refused pictures get their error in place; the rest go to the module as one batch.
     std::vector<Result<Picture>> out(jobs.size(), Result<Picture>(Error(ErrorCode::Internal, "jpeg", "gpu batch",
                                                                         "the GPU module returned no result")));
-    auto [requests, index, owns] = module_batch(jobs, out, engine_->hardware_engines());
+    auto [requests, index, owns] = module_batch(jobs, out, *engine_);
     if (requests.empty()) return out;
     auto images = engine_->decode_batch_to_device(requests.data(), requests.size());
     for (size_t k = 0; k < images.size() && k < index.size(); ++k) {
@@ -602,7 +638,7 @@ class LoadedGpuJpegDecoder final : public GpuJpegDecoder {
   std::vector<Result<void>> decode_batch_to_textures(std::span<const GpuTextureJob> jobs) const override {
     std::vector<Result<void>> out(jobs.size(), Result<void>(ok()));
     // The own-route states live through the module call; this call has no warnings channel.
-    auto [requests, index, owns] = module_batch(jobs, out, engine_->hardware_engines());
+    auto [requests, index, owns] = module_batch(jobs, out, *engine_);
     if (requests.empty()) return out;
     std::vector<abi::TextureTarget> targets;
     targets.reserve(index.size());
