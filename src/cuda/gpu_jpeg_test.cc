@@ -435,8 +435,8 @@ TEST_F(GpuJpegTest, BatchToDeviceEqualsSingleDecodes) {
 // route may hand some of them to the hardware JPEG engines (a hardware batch counted in
 // info_json), with the same pixels. PIXPATH_CUDA_HW_SHARE=0.75 (the default) must make a
 // hardware batch and 0 must not; the measured split ("measured") decides from the costs learnt
-// so far, so only its pixels are checked. In every case a truncated picture in the batch stays on the own
-// decoder and is reported.
+// so far, so only its pixels are checked. In every case a truncated picture in the batch stays
+// on the own decoder and is reported.
 TEST_F(GpuJpegTest, ManyPicturesShareTheHardwareEngines) {
   if (!dec().reports_damage()) GTEST_SKIP() << "PIXPATH_CUDA_OWN_JPEG=0: the route is nvJPEG's";
   if (dec().hardware_engines() == 0) GTEST_SKIP() << "this GPU has no hardware JPEG engines";

@@ -63,9 +63,7 @@ nlohmann::ordered_json NvjpegEngine::batch_trace_json() {
 abi::RouteCosts NvjpegEngine::route_costs() {
   abi::RouteCosts c;
   c.own_ms_per_mpixel = d_->own_cost.per_mpixel();
-  c.own_samples = d_->own_cost.samples();
   c.engine_pass_ms_per_mpixel = d_->engine_pass_cost.per_mpixel();
-  c.engine_pass_samples = d_->engine_pass_cost.samples();
   return c;
 }
 

@@ -62,7 +62,6 @@ struct DecodeRequest {
 // one pass of the hardware engines (a batch's decode on its stream, over the passes it needs).
 struct RouteCosts {
   double own_ms_per_mpixel = 0, engine_pass_ms_per_mpixel = 0;
-  int64_t own_samples = 0, engine_pass_samples = 0;
 };
 
 struct ImageHeader {

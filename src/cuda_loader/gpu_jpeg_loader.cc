@@ -330,10 +330,10 @@ CostPerMpixel& plan_cost() {
 
 // Takes the engines' share of the batch's own-route pictures (parsed, their inputs not made
 // yet) off that route, so the module's hardware batch decodes them: the last ones that qualify.
-// Their plans are never made.
+// Their plans are never made. The module's costs are read only for the measured split.
 void hand_share_to_engines(std::vector<abi::DecodeRequest>& requests,
                            std::vector<std::unique_ptr<OwnRoute>>& owns, int engines,
-                           const abi::RouteCosts& costs) {
+                           abi::Engine& engine) {
   if (engines <= 0) return;
   std::vector<size_t> candidates;
   int own_pictures = 0;
@@ -357,6 +357,7 @@ void hand_share_to_engines(std::vector<abi::DecodeRequest>& requests,
     n = std::min(candidates.size(), size_t(double(candidates.size()) * *share + 0.5));
     if (n < 2) return;  // the module batches two or more
   } else {
+    const abi::RouteCosts costs = engine.route_costs();
     const double mpixels = double(candidate_pixels) / double(candidates.size()) / 1e6;
     const double own_ms = (costs.own_ms_per_mpixel + plan_cost().per_mpixel()) * mpixels;
     const double pass_ms = costs.engine_pass_ms_per_mpixel * mpixels;
@@ -394,7 +395,7 @@ ModuleBatch module_batch(std::span<const Job> jobs, std::vector<Out>& out, abi::
     b.owns.push_back(std::move(own).value());
     b.index.push_back(i);
   }
-  if (engines > 0) hand_share_to_engines(b.requests, b.owns, engines, engine.route_costs());
+  hand_share_to_engines(b.requests, b.owns, engines, engine);
   // The pictures left on the own route get their inputs; one the plan refuses goes to the CPU.
   size_t kept = 0;
   for (size_t k = 0; k < b.requests.size(); ++k) {
