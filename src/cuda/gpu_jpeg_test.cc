@@ -433,10 +433,11 @@ TEST_F(GpuJpegTest, BatchToDeviceEqualsSingleDecodes) {
 
 // Several windows at once (issue 19): a batch of baseline colour pictures on the own decoder's
 // route may hand some of them to the hardware JPEG engines (a hardware batch counted in
-// info_json), with the same pixels. PIXPATH_CUDA_HW_SHARE=0.75 (the default) must make a
-// hardware batch and 0 must not; the measured split ("measured") decides from the costs learnt
-// so far, so only its pixels are checked. In every case a truncated picture in the batch stays
-// on the own decoder and is reported.
+// info_json), with the same pixels. The default (PIXPATH_CUDA_HW_SHARE unset or empty) and a
+// fixed 0.75 must make a hardware batch and 0 must not. The measured split ("measured") decides
+// from the costs learnt so far, and sends two pictures to the engines at least once in 32
+// batches it keeps off them, so 32 batches must make a hardware batch. In every case a
+// truncated picture in the batch stays on the own decoder and is reported.
 TEST_F(GpuJpegTest, ManyPicturesShareTheHardwareEngines) {
   if (!dec().reports_damage()) GTEST_SKIP() << "PIXPATH_CUDA_OWN_JPEG=0: the route is nvJPEG's";
   if (dec().hardware_engines() == 0) GTEST_SKIP() << "this GPU has no hardware JPEG engines";
@@ -453,20 +454,9 @@ TEST_F(GpuJpegTest, ManyPicturesShareTheHardwareEngines) {
   std::vector<std::vector<Error>> warnings(data.size());
   std::vector<GpuDecodeJob> jobs;
   for (size_t i = 0; i < data.size(); ++i) jobs.push_back({data[i], {}, &warnings[i]});
-  for (const char* share : {"", "0.75", "measured", "0"}) {
-    SCOPED_TRACE(std::string("PIXPATH_CUDA_HW_SHARE=") + share);
-    setenv("PIXPATH_CUDA_HW_SHARE", share, 1);
-    for (auto& w : warnings) w.clear();
-    const int64_t before = hardware_batches();
-    auto results = dec().decode_batch_to_device(jobs);
-    const int64_t after = hardware_batches();
-    ASSERT_EQ(results.size(), jobs.size());
-    const std::string s = share;
-    if (s == "0.75" || s.empty()) {
-      EXPECT_GT(after, before) << "no hardware batch for 8 baseline colour pictures";
-    } else if (s == "0") {
-      EXPECT_EQ(after, before) << "a hardware batch with the share at 0";
-    }
+  // The same pixels as the CPU path, no warnings on the intact pictures; the truncated one
+  // (last) reported.
+  auto check_batch = [&](auto& results) {
     for (size_t i = 0; i + 1 < data.size(); ++i) {
       ASSERT_TRUE(results[i].ok()) << i << ": " << results[i].error().message();
       EXPECT_TRUE(warnings[i].empty()) << i << ": " << warnings[i][0].message();
@@ -482,6 +472,25 @@ TEST_F(GpuJpegTest, ManyPicturesShareTheHardwareEngines) {
     }
     const auto& cut = results.back();
     EXPECT_TRUE(!cut.ok() || !warnings.back().empty()) << "the truncated picture went through silently";
+  };
+  for (const char* share : {"0.75", "", "measured", "0"}) {
+    const std::string s = share;
+    const int64_t before = hardware_batches();
+    setenv("PIXPATH_CUDA_HW_SHARE", share, 1);
+    const int batches = s == "measured" ? 32 : 1;
+    for (int round = 0; round < batches; ++round) {
+      SCOPED_TRACE("PIXPATH_CUDA_HW_SHARE=" + s + ", batch " + std::to_string(round));
+      for (auto& w : warnings) w.clear();
+      auto results = dec().decode_batch_to_device(jobs);
+      ASSERT_EQ(results.size(), jobs.size());
+      check_batch(results);
+    }
+    const int64_t after = hardware_batches();
+    if (s == "0") {
+      EXPECT_EQ(after, before) << "a hardware batch with the share at 0";
+    } else {
+      EXPECT_GT(after, before) << "no hardware batch for 8 baseline colour pictures, share '" << s << "'";
+    }
   }
   unsetenv("PIXPATH_CUDA_HW_SHARE");
 }

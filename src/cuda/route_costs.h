@@ -9,10 +9,14 @@
 
 namespace pixpath::cuda {
 
-// A running estimate of milliseconds per megapixel, from samples of whole pictures; `prior`
-// until the first sample. Mean: an exponential average (1/8 per sample). Floor: follows lower
-// samples at once (1/2) and higher ones slowly (1/32), so it tracks the cost of the work itself
-// rather than the time a picture queued behind other work. Any thread.
+// A running estimate of milliseconds per megapixel, from samples of whole pictures. Mean: an
+// exponential average (1/8 per sample) that the first sample starts. Floor: starts at the prior
+// and follows lower samples fast (1/2 of the way) and higher ones slowly (1/32), so it tracks
+// the cost of the work itself rather than the time a pass queued behind other work. Why the
+// Floor keeps its prior: a process's first hardware passes are slow (engine set-up, passes
+// started together queueing on the engines); on the H100 (2026-12-06) an estimate that the
+// first one replaced stayed at 2-3 ms/Mpixel after ~9 samples, against 0.6 where the engines
+// kept being used: it kept them unused, so never measured again. Any thread.
 class CostPerMpixel {
  public:
   enum class Track { Mean, Floor };
@@ -23,7 +27,8 @@ class CostPerMpixel {
     const double s = ms * 1e6 / double(pixels);
     MutexLock lock(mu_);
     const double w = track_ == Track::Mean ? 0.125 : (s < per_mpixel_ ? 0.5 : 1.0 / 32);
-    per_mpixel_ = samples_ == 0 ? s : per_mpixel_ + w * (s - per_mpixel_);
+    const bool replace = samples_ == 0 && track_ == Track::Mean;
+    per_mpixel_ = replace ? s : per_mpixel_ + w * (s - per_mpixel_);
     ++samples_;
   }
   double per_mpixel() const {
@@ -55,8 +60,11 @@ inline constexpr double kPlanPriorMsPerMpixel = 0.025;
 // pictures one after another (own_ms each); the engines take up to `engines` pictures per pass
 // (pass_ms), in parallel with the SMs. The answer is the count whose batch finishes first,
 // max((own_pictures - n) * own_ms, ceil(n / engines) * pass_ms); on a tie the fewer on the
-// engines (which decode damaged data silently, where the own decoder reports it). Never 1: the
-// module batches two or more, and one picture alone would take nvJPEG's slow single path.
+// engines (which decode damaged data silently, where the own decoder reports it). Filling the
+// pass on a tie instead was tried on the H100 (2026-12-06): 7 of 8 on the engines painted
+// eight 4K windows at ~1,220 frames/s, against ~1,460 for this rule's 2-3 and ~1,500 for a
+// fixed 6. Never 1: the module batches two or more, and one picture alone would take nvJPEG's
+// slow single path.
 inline int engine_share(int own_pictures, int candidates, int engines, double own_ms, double pass_ms) {
   if (engines <= 0 || candidates < 2 || own_pictures < 2) return 0;
   if (candidates > own_pictures) candidates = own_pictures;

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <climits>
 #include <cstdlib>
@@ -297,22 +298,22 @@ Result<std::unique_ptr<OwnRoute>> checked_route(std::span<const uint8_t> data, c
 // and the hardware JPEG engines would sit idle beside them. So some of a batch's baseline colour
 // pictures (4:4:4 / 4:2:2 / 4:2:0, no alpha: the pictures the engines decode exactly as the CPU
 // path does, docs/exactness.md) may go to one hardware batch, which the module starts before
-// the own decoder's pictures, so both run at once. How many is decided per batch by
-// measurement (route_costs.h, engine_share): the count that finishes the batch first, from
-// the module's measured costs (the own decoder's time per picture, the engines' time per pass)
-// and the loader's own plan time per picture; ties keep pictures on the own decoder, which
-// reports damaged entropy data where the engines (nvJPEG) decode it silently. A picture whose
-// data ends without EOI (truncated, which the host parse sees) always stays on the own decoder.
-// Why not a fixed share: on the H100 (docs/performance.md) 3 of 4 pictures on the engines
-// painted 8 4K windows at ~1,500 frames/s but one 4K window with 8 draws in flight at 554,
-// against 928 on the own decoder alone: small batches waited for the engines' long passes.
-// PIXPATH_CUDA_HW_SHARE (read per batch): "measured" for the split by measurement, a number
-// (0 to 1) for a fixed share of batches of at least 4 such pictures (0 keeps every picture on
-// the own decoder). The default is still the fixed share kDefaultShare: the measured split has
-// not yet run on a GPU (no machine could be had in the session that wrote it), and the
-// default stays what the GPU tests and benchmarks checked.
+// the own decoder's pictures, so both run at once; only in batches of at least kFixedShareFrom
+// such pictures (several windows at once), since the engines decode damaged entropy data
+// silently where the own decoder reports it. A picture whose data ends without EOI (truncated,
+// which the host parse sees) always stays on the own decoder.
+// How many: PIXPATH_CUDA_HW_SHARE (read per batch), a number from 0 to 1 (0 keeps every picture
+// on the own decoder), by default kDefaultShare; or "measured": per batch the count that
+// finishes it first by the module's measured costs (the own decoder's time per picture, the
+// engines' time per pass) and the loader's own plan time per picture (route_costs.h,
+// engine_share), with two pictures to the engines in one batch of kExploreEvery that it keeps
+// off them, so their cost stays measured. On the H100 (docs/performance.md, "Splitting a batch
+// by measured cost", 2026-12-06) "measured" painted one 4K window with 8 draws in flight at
+// ~1,160 frames/s against ~1,050 with the fixed 0.75, but eight 4K windows at ~1,460 against
+// ~1,545: the fixed share stays the default, as only it meets issue 19's 1,500 there.
 constexpr size_t kFixedShareFrom = 4;
 constexpr double kDefaultShare = 0.75;
+constexpr unsigned kExploreEvery = 32;
 
 std::optional<double> fixed_share() {
   const char* v = std::getenv("PIXPATH_CUDA_HW_SHARE");
@@ -350,10 +351,10 @@ void hand_share_to_engines(std::vector<abi::DecodeRequest>& requests,
     candidates.push_back(k);
     candidate_pixels += int64_t(o->color.jpeg.width) * o->color.jpeg.height;
   }
-  if (candidates.size() < 2) return;
+  if (candidates.size() < kFixedShareFrom) return;
   size_t n = 0;
   if (const auto share = fixed_share()) {
-    if (*share <= 0 || candidates.size() < kFixedShareFrom) return;
+    if (*share <= 0) return;
     n = std::min(candidates.size(), size_t(double(candidates.size()) * *share + 0.5));
     if (n < 2) return;  // the module batches two or more
   } else {
@@ -362,6 +363,11 @@ void hand_share_to_engines(std::vector<abi::DecodeRequest>& requests,
     const double own_ms = (costs.own_ms_per_mpixel + plan_cost().per_mpixel()) * mpixels;
     const double pass_ms = costs.engine_pass_ms_per_mpixel * mpixels;
     n = size_t(engine_share(own_pictures, int(candidates.size()), engines, own_ms, pass_ms));
+    // An estimate is only corrected by samples: while the split keeps every picture on the own
+    // decoder, one batch in kExploreEvery still sends two to the engines, so a pass cost that a
+    // busy moment raised comes back down when the engines are free again.
+    static std::atomic<unsigned> unsplit{0};
+    if (n == 0 && unsplit.fetch_add(1, std::memory_order_relaxed) % kExploreEvery == kExploreEvery - 1) n = 2;
   }
   for (size_t j = candidates.size() - n; j < candidates.size(); ++j) owns[candidates[j]].reset();
 }

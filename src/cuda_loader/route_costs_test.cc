@@ -61,12 +61,20 @@ TEST(CostPerMpixel, PriorThenSamples) {
 }
 
 TEST(CostPerMpixel, FloorFollowsDownFastAndUpSlowly) {
-  CostPerMpixel floor(0.5, CostPerMpixel::Track::Floor);
-  floor.add(4.0, 1'000'000);
+  CostPerMpixel floor(4.0, CostPerMpixel::Track::Floor);
   floor.add(2.0, 1'000'000);  // down: half way
   EXPECT_DOUBLE_EQ(floor.per_mpixel(), 3.0);
   floor.add(35.0, 1'000'000);  // a pass that queued behind others: 1/32 of the way
   EXPECT_DOUBLE_EQ(floor.per_mpixel(), 4.0);
+}
+
+TEST(CostPerMpixel, FloorKeepsItsPriorAgainstAColdFirstSample) {
+  // The first hardware passes of a process are slow (engine set-up, queueing): a first sample
+  // must not become the estimate, or the engines are never picked, so never measured again.
+  CostPerMpixel floor(0.5, CostPerMpixel::Track::Floor);
+  floor.add(2.2, 1'000'000);
+  EXPECT_NEAR(floor.per_mpixel(), 0.5 + 1.7 / 32, 1e-12);
+  EXPECT_EQ(floor.samples(), 1);
 }
 
 TEST(CostPerMpixel, ManyThreads) {
