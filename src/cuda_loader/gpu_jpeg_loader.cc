@@ -19,6 +19,7 @@
 #include "cuda/module_abi.h"
 #include "cuda/own_jpeg_input.h"
 #include "cuda/route_costs.h"
+#include "cuda/share_tuner.h"
 #include "pixpath/codecs/jpeg_baseline_parse.h"
 #include "pixpath/codecs/jpeg_parallel_decode.h"
 #include "pixpath/codecs/jpeg_tables.h"
@@ -315,6 +316,11 @@ constexpr size_t kFixedShareFrom = 4;
 constexpr double kDefaultShare = 0.75;
 constexpr unsigned kExploreEvery = 32;
 
+bool tuned_share() {
+  const char* v = std::getenv("PIXPATH_CUDA_HW_SHARE");
+  return v && std::string_view(v) == "tuned";
+}
+
 std::optional<double> fixed_share() {
   const char* v = std::getenv("PIXPATH_CUDA_HW_SHARE");
   if (v && std::string_view(v) == "measured") return std::nullopt;
@@ -334,8 +340,10 @@ CostPerMpixel& plan_cost() {
 // Their plans are never made. The module's costs are read only for the measured split.
 void hand_share_to_engines(std::vector<abi::DecodeRequest>& requests,
                            std::vector<std::unique_ptr<OwnRoute>>& owns, int engines,
-                           abi::Engine& engine) {
+                           abi::Engine& engine, ShareTuner& tuner) {
   if (engines <= 0) return;
+  const bool tuned = tuned_share();
+  const int level = tuned ? tuner.on_batch(ShareTuner::Clock::now(), int(requests.size())) : 0;
   std::vector<size_t> candidates;
   int own_pictures = 0;
   int64_t candidate_pixels = 0;
@@ -353,7 +361,9 @@ void hand_share_to_engines(std::vector<abi::DecodeRequest>& requests,
   }
   if (candidates.size() < kFixedShareFrom) return;
   size_t n = 0;
-  if (const auto share = fixed_share()) {
+  if (tuned) {
+    n = size_t(ShareTuner::share_for(int(candidates.size()), level));
+  } else if (const auto share = fixed_share()) {
     if (*share <= 0) return;
     n = std::min(candidates.size(), size_t(double(candidates.size()) * *share + 0.5));
     if (n < 2) return;  // the module batches two or more
@@ -382,7 +392,8 @@ struct ModuleBatch {
 };
 
 template <class Job, class Out>
-ModuleBatch module_batch(std::span<const Job> jobs, std::vector<Out>& out, abi::Engine& engine) {
+ModuleBatch module_batch(std::span<const Job> jobs, std::vector<Out>& out, abi::Engine& engine,
+                         ShareTuner& tuner) {
   const int engines = engine.hardware_engines();
   ModuleBatch b;
   b.requests.reserve(jobs.size());
@@ -401,7 +412,7 @@ ModuleBatch module_batch(std::span<const Job> jobs, std::vector<Out>& out, abi::
     b.owns.push_back(std::move(own).value());
     b.index.push_back(i);
   }
-  hand_share_to_engines(b.requests, b.owns, engines, engine);
+  hand_share_to_engines(b.requests, b.owns, engines, engine, tuner);
   // The pictures left on the own route get their inputs; one the plan refuses goes to the CPU.
   size_t kept = 0;
   for (size_t k = 0; k < b.requests.size(); ++k) {
@@ -626,7 +637,7 @@ class LoadedGpuJpegDecoder final : public GpuJpegDecoder {
     // Refused pictures get their error in place; the rest go to the module as one batch.
     std::vector<Result<Picture>> out(jobs.size(), Result<Picture>(Error(ErrorCode::Internal, "jpeg", "gpu batch",
                                                                         "the GPU module returned no result")));
-    auto [requests, index, owns] = module_batch(jobs, out, *engine_);
+    auto [requests, index, owns] = module_batch(jobs, out, *engine_, tuner_);
     if (requests.empty()) return out;
     auto images = engine_->decode_batch_to_device(requests.data(), requests.size());
     for (size_t k = 0; k < images.size() && k < index.size(); ++k) {
@@ -645,7 +656,7 @@ class LoadedGpuJpegDecoder final : public GpuJpegDecoder {
   std::vector<Result<void>> decode_batch_to_textures(std::span<const GpuTextureJob> jobs) const override {
     std::vector<Result<void>> out(jobs.size(), Result<void>(ok()));
     // The own-route states live through the module call; this call has no warnings channel.
-    auto [requests, index, owns] = module_batch(jobs, out, *engine_);
+    auto [requests, index, owns] = module_batch(jobs, out, *engine_, tuner_);
     if (requests.empty()) return out;
     std::vector<abi::TextureTarget> targets;
     targets.reserve(index.size());
@@ -682,7 +693,14 @@ class LoadedGpuJpegDecoder final : public GpuJpegDecoder {
   }
   int hardware_engines() const override { return engine_->hardware_engines(); }
   bool reports_damage() const override { return own_route_enabled(); }
-  std::string info_json() const override { return engine_->info_json(); }
+  std::string info_json() const override {
+    std::string j = engine_->info_json();
+    if (!j.empty() && j.back() == '}')
+      j.insert(j.size() - 1, ",\"share_tuner\":{\"best_level\":" + std::to_string(tuner_.best_level()) +
+                                 ",\"epochs\":" + std::to_string(tuner_.epochs()) +
+                                 ",\"surveys\":" + std::to_string(tuner_.surveys()) + "}");
+    return j;
+  }
   int cuda_device() const override { return engine_->device(); }
   const void* cuda_context() const override { return engine_->context(); }
   Result<Picture> convert_video_frame(const codecs::VideoFrame& frame,
@@ -692,6 +710,7 @@ class LoadedGpuJpegDecoder final : public GpuJpegDecoder {
 
  private:
   std::shared_ptr<abi::Engine> engine_;
+  mutable ShareTuner tuner_;  // the engines' share of this decoder's batches (any thread)
 };
 
 }  // namespace
