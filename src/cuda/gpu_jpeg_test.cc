@@ -436,8 +436,9 @@ TEST_F(GpuJpegTest, BatchToDeviceEqualsSingleDecodes) {
 // info_json), with the same pixels. The default (PIXPATH_CUDA_HW_SHARE unset or empty) and a
 // fixed 0.75 must make a hardware batch and 0 must not. The measured split ("measured") decides
 // from the costs learnt so far, and sends two pictures to the engines at least once in 32
-// batches it keeps off them, so 32 batches must make a hardware batch. In every case a
-// truncated picture in the batch stays on the own decoder and is reported.
+// batches it keeps off them, so 32 batches must make a hardware batch. The tuned share
+// ("tuned") surveys 6 of 8 first, so its first batch makes one. In every case a truncated
+// picture in the batch stays on the own decoder and is reported.
 TEST_F(GpuJpegTest, ManyPicturesShareTheHardwareEngines) {
   if (!dec().reports_damage()) GTEST_SKIP() << "PIXPATH_CUDA_OWN_JPEG=0: the route is nvJPEG's";
   if (dec().hardware_engines() == 0) GTEST_SKIP() << "this GPU has no hardware JPEG engines";
@@ -473,7 +474,7 @@ TEST_F(GpuJpegTest, ManyPicturesShareTheHardwareEngines) {
     const auto& cut = results.back();
     EXPECT_TRUE(!cut.ok() || !warnings.back().empty()) << "the truncated picture went through silently";
   };
-  for (const char* share : {"0.75", "", "measured", "0"}) {
+  for (const char* share : {"0.75", "", "measured", "tuned", "0"}) {
     const std::string s = share;
     const int64_t before = hardware_batches();
     setenv("PIXPATH_CUDA_HW_SHARE", share, 1);
