@@ -101,10 +101,16 @@ void PaintEngine::submit(DrawPacket packet) {
     item->state = State::Queued;
     const bool direct_capable = impl_->config.direct_decode &&
                                 internal::direct_capable(p, *item->decoder, impl_->format);
-    if (impl_->gpu_mode != GpuMode::Off && gpu_codable(p) &&
-        int64_t(p.w) * p.h >= impl_->config.gpu_min_pixels && !impl_->gpu_refuses(p)) {
+    const int64_t pixels = int64_t(p.w) * p.h;
+    if (impl_->gpu_mode == GpuMode::Texture && gpu_codable(p)) {
+      item->routing = impl_->gpu_route.choose(pixels);
+    } else if (impl_->gpu_mode == GpuMode::Host && gpu_codable(p)) {
+      item->routing.gpu = pixels >= impl_->config.gpu_min_pixels;  // the threshold alone
+    }
+    if (item->routing.gpu && impl_->gpu_refuses(p)) item->routing = {};  // not measured: the CPU's
+    if (item->routing.gpu) {
       item->route = impl_->gpu_mode == GpuMode::Texture ? Route::GpuTexture : Route::GpuHost;
-    } else {  // the CPU's, small GPU-codable draws and ones the GPU refuses included
+    } else {  // the CPU's, GPU-codable draws routed there and ones the GPU refuses included
       item->direct = direct_capable;
     }
   }
@@ -141,8 +147,18 @@ bool PaintEngine::wait_idle(std::chrono::milliseconds timeout) {
 void PaintEngine::shutdown() { impl_->shutdown(); }
 
 PaintEngineStats PaintEngine::stats() const {
-  MutexLock lock(impl_->mu);
-  return impl_->stats;
+  PaintEngineStats s;
+  {
+    MutexLock lock(impl_->mu);
+    s = impl_->stats;
+  }
+  const auto& route = impl_->gpu_route;
+  if (impl_->gpu_mode == GpuMode::Texture && route.measured()) {
+    s.gpu_routing = "measured";
+    s.gpu_route_explored = route.explored();
+    s.gpu_route_table = route.describe();
+  }
+  return s;
 }
 
 }  // namespace pixpath::paint

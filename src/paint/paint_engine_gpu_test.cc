@@ -113,9 +113,10 @@ class FakeGpuDecoder final : public GpuDrawDecoder {
     host_decodes++;
     return decode_host(data, params);
   }
-  // decode_to_device per job. With hold_first_call set, the first call waits until release()
-  // (so that later draws queue up behind it).
+  // decode_to_device per job, after batch_delay (a slow GPU). With hold_first_call set, the
+  // first call waits until release() (so that later draws queue up behind it).
   std::vector<Result<Picture>> decode_batch_to_device(std::span<const GpuDecodeJob> jobs) const override {
+    if (batch_delay.count() > 0) std::this_thread::sleep_for(batch_delay);
     {
       std::unique_lock l(mu);
       batch_sizes.push_back(jobs.size());
@@ -181,6 +182,7 @@ class FakeGpuDecoder final : public GpuDrawDecoder {
   mutable std::atomic<bool> fail_decode{false}, fail_copy{false}, fail_fence{false};
   bool auto_signal = true;
   bool hold_first_call = false;
+  std::chrono::milliseconds batch_delay{0};
   mutable bool released = false, in_first_call = false;
   mutable std::vector<size_t> batch_sizes;
   mutable std::condition_variable cv;
@@ -533,6 +535,69 @@ TEST(PaintEngineGpu, SmallPicturesStayOnTheCpu) {
   EXPECT_EQ(gpu->decodes.load(), 2);
   expect_same(*b.snapshot(1), cpu_reference(w1, 1, 300, 300));
   expect_same(*b.snapshot(2), cpu_reference(w2, 2, 300, 300));
+}
+
+// Routing by measurement (gpu_route_by_measurement, on by default): a size the threshold sends
+// to the GPU moves to the CPU once the CPU is measured to paint it sooner (here the GPU takes
+// 30 ms a batch); one draw in 32 still explores the GPU, and stats() shows the figures.
+TEST(PaintEngineGpu, MeasuredRoutingTakesTheFasterRoute) {
+  FakeTextureBacking b;
+  auto gpu = std::make_shared<FakeGpuDecoder>(&b);
+  gpu->batch_delay = std::chrono::milliseconds(30);
+  Acks acks;
+  PaintEngineConfig c;
+  c.decoder = DecoderChoice::Gpu;
+  c.gpu_decoder = gpu;
+  c.gpu_min_pixels = 64 * 64;  // 128x128 starts on the GPU
+  c.on_ack = acks.sink();
+  auto e = PaintEngine::create(b, c);
+  ASSERT_TRUE(e.ok());
+  (*e)->window_new(1, 300, 300);
+  std::vector<DrawPacket> draws;
+  for (int i = 0; i < 96; ++i) draws.push_back(jpeg_draw(1, i + 1, i % 3 * 50, i % 5 * 30, 128, 128, i % 7));
+  for (const auto& d : draws) {  // one at a time: each route's latency alone
+    (*e)->submit(d);
+    ASSERT_TRUE((*e)->wait_idle(std::chrono::seconds(20)));
+  }
+  ASSERT_EQ(acks.reports.size(), draws.size());
+  int late_gpu = 0;
+  for (size_t i = 0; i < acks.reports.size(); ++i) {
+    EXPECT_GT(acks.acks[i].decode_time_us, 0) << acks.acks[i].message;
+    if (i >= 64) late_gpu += acks.reports[i].decoder == "gpu";
+  }
+  EXPECT_GE(late_gpu, 1);  // explored
+  EXPECT_LE(late_gpu, 2);
+  const auto st = (*e)->stats();
+  EXPECT_EQ(st.gpu_routing, "measured");
+  EXPECT_GT(st.gpu_route_explored, 0);
+  EXPECT_NE(st.gpu_route_table.find("128x128+ cpu"), std::string::npos) << st.gpu_route_table;
+  EXPECT_NE(st.gpu_route_table.find("-> cpu"), std::string::npos) << st.gpu_route_table;
+  expect_same(*b.snapshot(1), cpu_reference(draws, 1, 300, 300));
+}
+
+// gpu_route_by_measurement off: the threshold alone, however slow the GPU (measured routing
+// would have sent the 8th draw to the CPU to learn its figure).
+TEST(PaintEngineGpu, SizeRoutingIsTheThresholdAlone) {
+  FakeTextureBacking b;
+  auto gpu = std::make_shared<FakeGpuDecoder>(&b);
+  gpu->batch_delay = std::chrono::milliseconds(5);
+  PaintEngineConfig c;
+  c.decoder = DecoderChoice::Gpu;
+  c.gpu_decoder = gpu;
+  c.gpu_min_pixels = 64 * 64;
+  c.gpu_route_by_measurement = false;
+  auto e = PaintEngine::create(b, c);
+  ASSERT_TRUE(e.ok());
+  (*e)->window_new(1, 300, 300);
+  for (int i = 0; i < 12; ++i) {
+    (*e)->submit(jpeg_draw(1, i + 1, 0, 0, 128, 128, i));
+    ASSERT_TRUE((*e)->wait_idle(std::chrono::seconds(20)));
+  }
+  EXPECT_EQ(gpu->decodes.load(), 12);
+  const auto st = (*e)->stats();
+  EXPECT_EQ(st.gpu_routing, "size");
+  EXPECT_EQ(st.gpu_route_explored, 0);
+  EXPECT_EQ(st.gpu_route_table, "");
 }
 
 TEST(PaintEngineGpu, GpuMaxBatchIsChecked) {

@@ -148,6 +148,7 @@ void PaintEngine::Impl::ack(const Item& item, int64_t decode_time_us, std::strin
   if (!item.warnings.empty()) report.warning = item.warnings.front().message();
   report.total_us = std::max<int64_t>(1, micros(now - item.received));
   ack.decode_time_us = decode_time_us > 0 ? report.total_us : decode_time_us;
+  if (decode_time_us > 0 && item.routing.size_class >= 0) gpu_route.record(item.routing, report.total_us);
   {
     MutexLock lock(mu);
     stats.acked++;

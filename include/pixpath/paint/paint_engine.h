@@ -47,7 +47,7 @@
 //     decode_to_host() on the workers and painted from host memory (the pixels then do visit
 //     host memory: the documented fallback, for parity tests and `decode --gpu`).
 // The GPU route takes jpeg and jpega draws that are painted, unscaled and without delta/store
-// (those stay on the CPU); one under config.gpu_min_pixels is decoded on the CPU instead
+// (those stay on the CPU); one the routing below sends to the CPU is decoded there instead
 // (straight into the framebuffer when it can), and so is one that gpu_exactness_refusal()
 // (gpu_draw_decoder.h) keeps off the GPU: tables too coarse for the GPU to match the CPU
 // within +-1, arithmetic coding, CMYK, a truncated stream (stats().gpu_routed_to_cpu and
@@ -189,6 +189,14 @@ struct PaintEngineConfig {
   // flight, draws/s and latency p50: 128x128 10.9k, 0.47 ms / 8.6k, 0.81 ms; 192x192 7.3k,
   // 0.74 ms / 8.9k, 0.85 ms; 256x256 5.7k, 1.32 ms / 7.7k, 0.89 ms.
   int64_t gpu_min_pixels = 256 * 256;
+  // Routing by measurement (the texture route; src/paint/internal/gpu_route_chooser.h): draws
+  // from 64x64 to under 1024x1024 pixels take, per size class (powers of two), whichever route
+  // painted that class sooner lately (received -> pixels in the window, queue waits included, so
+  // the current load counts); gpu_min_pixels is the choice until both routes have been measured,
+  // and one draw in 32 of a class takes the other route to keep its figure current. Smaller and
+  // larger draws follow gpu_min_pixels alone. false, or gpu_min_pixels 0: gpu_min_pixels alone.
+  // stats().gpu_route_table shows the figures.
+  bool gpu_route_by_measurement = true;
   // Makes the GPU decoder when the choice above needs one (cuda::gpu_draw_decoder_factory() in a
   // program with the GPU module); empty: no GPU route in this program (auto -> cpu, gpu fails).
   GpuDrawDecoderFactory gpu_factory;
@@ -236,6 +244,12 @@ struct PaintEngineStats {
   // reason.
   int64_t gpu_routed_to_cpu = 0;
   std::string last_gpu_route_reason;
+  // Routing by measurement (config.gpu_route_by_measurement): "measured" or "size" (the
+  // threshold alone; also off the texture route), the draws that took the other route to
+  // measure it, and each size class's figures ("64x64+ cpu 0.21 ms (12) gpu 0.48 ms (5) -> cpu; ...").
+  std::string gpu_routing = "size";
+  int64_t gpu_route_explored = 0;
+  std::string gpu_route_table;
   int64_t gpu_copy_calls = 0;  // copy_to_textures calls (several windows' draws per call)
   int64_t gpu_decode_calls = 0;  // decode_batch_to_device calls (gpu_decodes / this = mean batch)
   int64_t gpu_batched_max = 0;   // the most draws one of those calls took

@@ -25,6 +25,7 @@
 #include <thread>
 #include <vector>
 
+#include "internal/gpu_route_chooser.h"
 #include "pixpath/codecs/video_decoder.h"
 #include "pixpath/core/thread_annotations.h"
 #include "pixpath/paint/paint_engine.h"
@@ -87,6 +88,7 @@ struct Item {
   DirectTarget target;
   Clock::time_point decode_start{}, decode_end{};
   Route route = Route::Cpu;
+  GpuRouteChooser::Choice routing;  // the GPU route's choice for it (measured: acked into it)
   std::string_view decoder_used = "cpu";
   std::vector<Error> warnings;  // the CPU decoder's (damaged data that still decoded)
   VideoResult video;            // Route::Video
@@ -186,6 +188,8 @@ struct PaintEngine::Impl {
 
   // GPU route (fixed after create()).
   GpuMode gpu_mode = GpuMode::Off;
+  // Which GPU-codable draws take it, by size and measured latency (texture route; any thread).
+  internal::GpuRouteChooser gpu_route;
   std::shared_ptr<const GpuDrawDecoder> gpu;
   // Acks in delivery order (FIFO: all copies go through one stream, so fences signal in order).
   std::deque<PendingPtr> pending PIXPATH_GUARDED_BY(mu);
@@ -231,7 +235,12 @@ struct PaintEngine::Impl {
   int64_t warnings_since_log PIXPATH_GUARDED_BY(mu) = 0;
   int64_t full_since_log PIXPATH_GUARDED_BY(mu) = 0;
 
-  Impl(Backing& b, PaintEngineConfig c) : backing(b), config(std::move(c)), format(b.format()) {}
+  Impl(Backing& b, PaintEngineConfig c)
+      : backing(b),
+        config(std::move(c)),
+        format(b.format()),
+        gpu_route({.threshold = config.gpu_min_pixels,
+                   .measured = config.gpu_route_by_measurement && config.gpu_min_pixels > 0}) {}
 
   // ---- paint_engine_queue.cc: the queues, the UI thread's side, acks, shutdown
   void notify_ui() PIXPATH_REQUIRES(mu) { ui_work = true; }
