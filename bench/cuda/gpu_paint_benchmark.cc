@@ -7,7 +7,8 @@
 //   gpu_paint_benchmark [--threads N] [--in-flight N] [--repeat R] [--gpu-batch B1,B2...] RECORDING...
 //       (the cpu decoder, then the gpu decoder once per gpu_max_batch value, 0 = auto by default;
 //       --no-cpu: the gpu runs only; --no-gpu: the cpu run only; --gpu-min-pixels N: the engine's
-//       small-picture threshold)
+//       small-picture threshold; --gpu-routing measured|size: by measurement (the default) or
+//       by that threshold alone)
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
@@ -52,6 +53,7 @@ int main(int argc, char** argv) {
   std::vector<int> batches{0};
   bool cpu = true;
   int64_t gpu_min_pixels = 256 * 256;
+  bool measured_routing = true;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--make-recording" && i + 1 < argc) make = argv[++i];
@@ -62,6 +64,7 @@ int main(int argc, char** argv) {
     else if (a == "--no-cpu") cpu = false;
     else if (a == "--no-gpu") batches.clear();
     else if (a == "--gpu-min-pixels" && i + 1 < argc) gpu_min_pixels = std::atoll(argv[++i]);
+    else if (a == "--gpu-routing" && i + 1 < argc) measured_routing = std::string(argv[++i]) != "size";
     else if (a == "--windows" && i + 1 < argc) windows = std::max(1, std::atoi(argv[++i]));
     else if (a == "--gpu-batch" && i + 1 < argc) {
       batches.clear();
@@ -118,7 +121,7 @@ int main(int argc, char** argv) {
         std::string label = gpu_run ? "gpu b=" + std::to_string(batches[size_t(k)]) : "cpu";
         auto p = gl::testing::play_gl(f, gpu_run ? paint::DecoderChoice::Gpu : paint::DecoderChoice::Cpu,
                                       gpu_run ? gpu : nullptr, threads, in_flight,
-                                      gpu_run ? batches[size_t(k)] : 0, gpu_min_pixels);
+                                      gpu_run ? batches[size_t(k)] : 0, gpu_min_pixels, measured_routing);
         if (!p.ok()) {
           std::printf("%s %s: %s\n", f.c_str(), label.c_str(), p.error().message().c_str());
           rc = 1;
@@ -126,6 +129,9 @@ int main(int argc, char** argv) {
         }
         if (gpu_run && batches[size_t(k)] == 0) label = "gpu b=" + std::to_string(p->result.gpu_max_batch) + "a";
         print_row(name, label, *p);
+        if (gpu_run && !p->result.gpu_route_table.empty())
+          std::printf("  gpu routing (%lld explored): %s\n", (long long)p->result.gpu_route_explored,
+                      p->result.gpu_route_table.c_str());
         if (gpu_run && !p->result.last_gpu_error.empty())
           std::printf("  last gpu error: %s\n", p->result.last_gpu_error.c_str());
         if (!gpu_run) {

@@ -86,6 +86,7 @@ Result<PlayResult> play_recording(const PlayOptions& options, Backing& backing) 
   config.decoder = options.decoder;
   config.gpu_max_batch = options.gpu_max_batch;
   config.gpu_min_pixels = options.gpu_min_pixels;
+  config.gpu_route_by_measurement = options.gpu_route_by_measurement;
   config.gpu_factory = options.gpu_factory;
   config.gpu_decoder = options.gpu_decoder;
   config.on_ack = [&](const DamageAck& ack, const PaintReport& report) {
@@ -192,6 +193,9 @@ Result<PlayResult> play_recording(const PlayOptions& options, Backing& backing) 
     result.last_gpu_error = st.last_gpu_error;
     result.gpu_routed_to_cpu = st.gpu_routed_to_cpu;
     result.last_gpu_route_reason = st.last_gpu_route_reason;
+    result.gpu_routing = st.gpu_routing;
+    result.gpu_route_explored = st.gpu_route_explored;
+    result.gpu_route_table = st.gpu_route_table;
   }
   report_progress(done, true);
 

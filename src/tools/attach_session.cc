@@ -276,6 +276,7 @@ int run_attach_session(const AttachOptions& o, std::ostream& out, std::ostream& 
   po.engine.decoder = *decoder_choice;
   po.engine.gpu_max_batch = o.gpu_max_batch;
   po.engine.gpu_min_pixels = o.gpu_min_pixels;
+  po.engine.gpu_route_by_measurement = o.gpu_routing != "size";
   xpra::SessionOptions& so = po.session;
   so.url = o.url;
   so.encodings = encodings;

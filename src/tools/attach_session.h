@@ -56,6 +56,7 @@ struct AttachOptions {
   std::string decoder = "auto";    // jpeg/jpega: cpu, gpu, auto (paint_engine.h)
   int gpu_max_batch = 0;           // PaintEngineConfig::gpu_max_batch
   int64_t gpu_min_pixels = 256 * 256;  // PaintEngineConfig::gpu_min_pixels
+  std::string gpu_routing = "measured";  // measured | size: PaintEngineConfig::gpu_route_by_measurement
   bool json = false;               // summary as JSON on stdout
   bool progress = false;           // status lines on stderr even when it is not a terminal
   double connect_timeout_s = 20;

@@ -81,6 +81,13 @@ void add_session_options(CLI::App& cmd, AttachOptions& o) {
                  "draw on the GPU")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
+  cmd.add_option("--gpu-routing", o.gpu_routing,
+                 "--decoder gpu/auto: which jpeg draws from 64x64 to under 1024x1024 take the GPU: "
+                 "measured (per size class, whichever route painted such draws sooner lately, "
+                 "queue waits included; --gpu-min-pixels until both were measured) or size "
+                 "(--gpu-min-pixels alone)")
+      ->check(CLI::IsMember({"measured", "size"}))
+      ->capture_default_str();
   cmd.add_option("--exit-after", o.exit_after_s, "End the session after S seconds (0: run until Ctrl-C)")
       ->check(CLI::NonNegativeNumber);
   cmd.add_option("--snapshot-dir", o.snapshot_dir,

@@ -55,6 +55,7 @@ void add_play_command(CLI::App& app, int& exit_code) {
     std::string backing = "cpu";
     bool json = false;
     std::string decoder = "cpu";
+    std::string gpu_routing = "measured";
     cuda::GpuDecoderOptions gpu;
     bool progress = false;
   };
@@ -103,10 +104,18 @@ void add_play_command(CLI::App& app, int& exit_code) {
                   "draw on the GPU")
       ->check(CLI::NonNegativeNumber)
       ->capture_default_str();
+  cmd->add_option("--gpu-routing", a->gpu_routing,
+                  "--decoder gpu/auto: which jpeg draws from 64x64 to under 1024x1024 take the GPU: "
+                  "measured (per size class, whichever route painted such draws sooner lately, "
+                  "queue waits included; --gpu-min-pixels until both were measured) or size "
+                  "(--gpu-min-pixels alone)")
+      ->check(CLI::IsMember({"measured", "size"}))
+      ->capture_default_str();
   cmd->add_flag("--progress", a->progress,
                 "Print progress on stderr even when it is not a terminal");
   cmd->callback([a, &exit_code] {
     paint::PlayOptions options = a->options;
+    options.gpu_route_by_measurement = a->gpu_routing == "measured";
     options.decoder = *paint::parse_decoder_choice(a->decoder);  // checked by IsMember above
     options.gpu_factory = cuda::gpu_draw_decoder_factory(a->gpu);
     const bool tty = ::isatty(STDERR_FILENO) == 1;

@@ -69,6 +69,9 @@ nlohmann::json play_result_json(const PlayResult& r) {
                       {"last_gpu_error", r.last_gpu_error},
                       {"gpu_routed_to_cpu", r.gpu_routed_to_cpu},
                       {"last_gpu_route_reason", r.last_gpu_route_reason},
+                      {"gpu_routing", r.gpu_routing},
+                      {"gpu_route_explored", r.gpu_route_explored},
+                      {"gpu_route_table", r.gpu_route_table},
                       {"warnings", r.warnings},
                       {"all", coding_json(r.all)},
                       {"errors", r.errors},
@@ -104,6 +107,9 @@ void print_play_table(const PlayResult& r, std::ostream& out) {
   if (r.gpu_routed_to_cpu > 0)
     out << "gpu route: " << r.gpu_routed_to_cpu << " draws decoded on the CPU instead (last: "
         << r.last_gpu_route_reason << ")\n";
+  if (!r.gpu_route_table.empty())
+    out << "gpu routing by measurement (" << r.gpu_route_explored << " draws explored the other route): "
+        << r.gpu_route_table << "\n";
   for (const auto& e : r.errors) out << "error: " << e << "\n";
   for (const auto& w : r.warnings) out << "warning: " << w << "\n";
   for (const auto& s : r.snapshots) out << "snapshot: " << s << "\n";

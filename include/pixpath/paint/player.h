@@ -42,6 +42,7 @@ struct PlayOptions {
   DecoderChoice decoder = DecoderChoice::Cpu;
   int gpu_max_batch = 0;                                     // PaintEngineConfig::gpu_max_batch
   int64_t gpu_min_pixels = 256 * 256;                        // PaintEngineConfig::gpu_min_pixels
+  bool gpu_route_by_measurement = true;  // PaintEngineConfig::gpu_route_by_measurement
   GpuDrawDecoderFactory gpu_factory;               // PaintEngineConfig::gpu_factory
   std::shared_ptr<const GpuDrawDecoder> gpu_decoder;  // share this one (benchmarks, tests)
   std::function<void(const PlayProgress&)> progress;  // about every 100 ms and at the end
@@ -89,6 +90,10 @@ struct PlayResult {
   // GPU-codable draws the GPU route kept on the CPU before decoding (PaintEngineStats).
   int64_t gpu_routed_to_cpu = 0;
   std::string last_gpu_route_reason;
+  // Routing by measurement (PaintEngineStats::gpu_routing, gpu_route_explored, gpu_route_table).
+  std::string gpu_routing;
+  int64_t gpu_route_explored = 0;
+  std::string gpu_route_table;
   std::vector<CodingStats> per_coding;  // sorted by coding
   CodingStats all;
   std::vector<std::string> errors;      // the first error messages (at most 20)

@@ -114,7 +114,7 @@ struct Played {
 inline Result<Played> play_gl(const std::string& file, paint::DecoderChoice decoder,
                               std::shared_ptr<const cuda::GpuJpegDecoder> gpu, int threads = 2,
                               int in_flight = 0, int gpu_max_batch = 0,
-                              int64_t gpu_min_pixels = 256 * 256) {
+                              int64_t gpu_min_pixels = 256 * 256, bool measured_routing = true) {
   PIXPATH_TRY(auto backing, GlBacking::create());
   paint::PlayOptions o;
   o.file = file;
@@ -125,6 +125,7 @@ inline Result<Played> play_gl(const std::string& file, paint::DecoderChoice deco
   o.max_in_flight = in_flight;
   o.gpu_max_batch = gpu_max_batch;
   o.gpu_min_pixels = gpu_min_pixels;
+  o.gpu_route_by_measurement = measured_routing;
   Played p;
   PIXPATH_TRY(p.result, paint::play_recording(o, *backing));
   for (int64_t wid : backing->windows()) {
