@@ -73,7 +73,7 @@ TEST(GpuRouteChooser, TakesTheFasterRouteOnceMeasuredAndKeepsExploring) {
   // 512x512: the threshold says GPU, but here the GPU takes 3 ms and the CPU 1 ms.
   play(c, 512 * 512, 64, 1000, 3000);
   const int gpu = play(c, 512 * 512, 320, 1000, 3000);
-  EXPECT_EQ(gpu, 10);  // one in 32 explores the GPU
+  EXPECT_EQ(gpu, 4);  // one in 96 explores the GPU (32 times the 3x ratio)
   const auto row = c.table()[6];
   EXPECT_EQ(row.from_pixels, 512 * 512);
   EXPECT_FALSE(row.prefers_gpu);
@@ -87,6 +87,16 @@ TEST(GpuRouteChooser, TakesTheFasterRouteOnceMeasuredAndKeepsExploring) {
   EXPECT_EQ(c.table()[4].cpu_samples + c.table()[4].gpu_samples, 0);
 }
 
+// Exploring costs the explored draw its latency: a route measured 4x slower is explored one
+// draw in 128, not 32; 8x or more, one in 256.
+TEST(GpuRouteChooser, AFarSlowerRouteIsExploredLess) {
+  GpuRouteChooser c(Options{});
+  play(c, 128 * 128, 256, 280, 1120);  // learnt
+  EXPECT_EQ(play(c, 128 * 128, 1280, 280, 1120), 10);
+  play(c, 700 * 700, 256, 20000, 1000);
+  EXPECT_EQ(play(c, 700 * 700, 2560, 20000, 1000), 2560 - 10);
+}
+
 TEST(GpuRouteChooser, FollowsAChangingLoad) {
   GpuRouteChooser c(Options{});
   // A small class the CPU paints faster ...
@@ -98,7 +108,7 @@ TEST(GpuRouteChooser, FollowsAChangingLoad) {
   EXPECT_GE(play(c, 100 * 100, 64, 4000, 900), 62);
   EXPECT_TRUE(c.table()[1].prefers_gpu);
   // And back when the load goes: the CPU's figure comes down by its explored draws only (one in
-  // 32), about seven of them from 4 ms.
+  // 128 at a 4x ratio, then 64, then 32; each weighs half), three of them from 4 ms.
   play(c, 100 * 100, 300, 300, 900);
   EXPECT_FALSE(c.table()[1].prefers_gpu);
 }

@@ -12,8 +12,9 @@
 // total_us: for the GPU the fence, for the CPU the paint), which includes the wait in that
 // route's queue, so load counts. A class takes the route with the lower estimate once both have
 // min_samples; until then the threshold's choice (the prior). Either way one draw in
-// explore_every takes the other route (one in learn_every while it has too few samples), so its
-// estimate follows a changing load. Draws outside the band, and every draw when `measured` is
+// explore_every takes the other route (one in learn_every while it has too few samples; one in
+// explore_every times the whole ratio of the two estimates, at most 8x, when the other route is
+// that much slower), so its estimate follows a changing load. Draws outside the band, and every draw when `measured` is
 // off, follow the threshold alone and are not measured: tiny ones are always faster on the CPU,
 // screen-sized ones always on the GPU, and exploring those would only cost latency.
 // Threading: choose() from any thread (submit), record() from the UI thread (ack); one mutex.
@@ -38,7 +39,8 @@ class GpuRouteChooser {
     int explore_every = 32;
     int learn_every = 8;
     int min_samples = 4;
-    double weight = 0.25;  // a new sample's weight in the running estimate
+    double weight = 0.25;           // a new sample's weight in the running estimate
+    double explored_weight = 0.5;   // an explored draw's: rare, so each counts more
   };
   // One draw's route. size_class -1: not measured (outside the band, or measurement off).
   struct Choice {
