@@ -433,17 +433,21 @@ TEST_F(GpuJpegTest, BatchToDeviceEqualsSingleDecodes) {
 
 // Several windows at once (issue 19): a batch of baseline colour pictures on the own decoder's
 // route may hand some of them to the hardware JPEG engines (a hardware batch counted in
-// info_json), with the same pixels. The default (PIXPATH_CUDA_HW_SHARE unset or empty) and a
-// fixed 0.75 must make a hardware batch and 0 must not. The measured split ("measured") decides
-// from the costs learnt so far, and sends two pictures to the engines at least once in 32
-// batches it keeps off them, so 32 batches must make a hardware batch. The tuned share
-// ("tuned") surveys 6 of 8 first, so its first batch makes one. In every case a truncated
-// picture in the batch stays on the own decoder and is reported.
+// info_json), with the same pixels. The default (PIXPATH_CUDA_HW_SHARE unset or empty: the
+// tuned share) and "tuned" start their survey at 6 of 8 on a fresh decoder (this test makes
+// its own, so the other tests' batches have not moved its tuner), and a fixed 0.75 must make a
+// hardware batch; 0 must not. The measured split ("measured") decides from the costs learnt so
+// far, and sends two pictures to the engines at least once in 32 batches it keeps off them, so
+// 32 batches must make a hardware batch. In every case a truncated picture in the batch stays
+// on the own decoder and is reported.
 TEST_F(GpuJpegTest, ManyPicturesShareTheHardwareEngines) {
   if (!dec().reports_damage()) GTEST_SKIP() << "PIXPATH_CUDA_OWN_JPEG=0: the route is nvJPEG's";
   if (dec().hardware_engines() == 0) GTEST_SKIP() << "this GPU has no hardware JPEG engines";
+  auto own = GpuJpegDecoder::create();
+  ASSERT_TRUE(own.ok()) << own.error().message();
+  const GpuJpegDecoder& fresh = **own;
   auto hardware_batches = [&] {
-    const std::string info = dec().info_json(), key = "\"hardware_batches\":";
+    const std::string info = fresh.info_json(), key = "\"hardware_batches\":";
     const auto at = info.find(key);
     return at == std::string::npos ? int64_t(-1) : std::atoll(info.c_str() + at + key.size());
   };
@@ -474,7 +478,7 @@ TEST_F(GpuJpegTest, ManyPicturesShareTheHardwareEngines) {
     const auto& cut = results.back();
     EXPECT_TRUE(!cut.ok() || !warnings.back().empty()) << "the truncated picture went through silently";
   };
-  for (const char* share : {"0.75", "", "measured", "tuned", "0"}) {
+  for (const char* share : {"", "tuned", "0.75", "measured", "0"}) {
     const std::string s = share;
     const int64_t before = hardware_batches();
     setenv("PIXPATH_CUDA_HW_SHARE", share, 1);
@@ -482,7 +486,7 @@ TEST_F(GpuJpegTest, ManyPicturesShareTheHardwareEngines) {
     for (int round = 0; round < batches; ++round) {
       SCOPED_TRACE("PIXPATH_CUDA_HW_SHARE=" + s + ", batch " + std::to_string(round));
       for (auto& w : warnings) w.clear();
-      auto results = dec().decode_batch_to_device(jobs);
+      auto results = fresh.decode_batch_to_device(jobs);
       ASSERT_EQ(results.size(), jobs.size());
       check_batch(results);
     }

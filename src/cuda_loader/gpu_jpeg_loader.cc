@@ -303,28 +303,32 @@ Result<std::unique_ptr<OwnRoute>> checked_route(std::span<const uint8_t> data, c
 // such pictures (several windows at once), since the engines decode damaged entropy data
 // silently where the own decoder reports it. A picture whose data ends without EOI (truncated,
 // which the host parse sees) always stays on the own decoder.
-// How many: PIXPATH_CUDA_HW_SHARE (read per batch), a number from 0 to 1 (0 keeps every picture
-// on the own decoder), by default kDefaultShare; or "measured": per batch the count that
-// finishes it first by the module's measured costs (the own decoder's time per picture, the
-// engines' time per pass) and the loader's own plan time per picture (route_costs.h,
-// engine_share), with two pictures to the engines in one batch of kExploreEvery that it keeps
-// off them, so their cost stays measured. On the H100 (docs/performance.md, "Splitting a batch
-// by measured cost", 2026-12-06) "measured" painted one 4K window with 8 draws in flight at
-// ~1,160 frames/s against ~1,050 with the fixed 0.75, but eight 4K windows at ~1,460 against
-// ~1,545: the fixed share stays the default, as only it meets issue 19's 1,500 there.
+// How many: PIXPATH_CUDA_HW_SHARE (read per batch). Unset, empty or "tuned" (the default): the
+// decoder's ShareTuner (src/cuda/share_tuner.h) picks the share in eighths by the throughput it
+// measures under the current load. A number from 0 to 1: that share (0 keeps every picture on
+// the own decoder). "measured": per batch the count that finishes it first by the module's
+// measured costs (the own decoder's time per picture, the engines' time per pass) and the
+// loader's own plan time per picture (route_costs.h, engine_share), with two pictures to the
+// engines in one batch of kExploreEvery that it keeps off them, so their cost stays measured.
+// Why tuned: on the H200 (docs/performance.md, "Splitting a batch by measured cost",
+// 2026-12-06) one 4K window with 8 draws in flight painted ~1,270-1,340 frames/s tuned (it
+// settles on 0-1 of 8) against ~1,110-1,160 with the former fixed 0.75, and eight 4K windows
+// ~1,610-1,720 (it settles on 5 of 8) against ~1,550-1,650; a fixed 0.625 wins eight windows
+// (~1,730) but not one (~1,120), and "measured" neither (the own decoder's per-picture time
+// inflates beside hardware passes, so a cost model does not see the optimum).
 constexpr size_t kFixedShareFrom = 4;
-constexpr double kDefaultShare = 0.75;
 constexpr unsigned kExploreEvery = 32;
 
 bool tuned_share() {
   const char* v = std::getenv("PIXPATH_CUDA_HW_SHARE");
-  return v && std::string_view(v) == "tuned";
+  return !v || !*v || std::string_view(v) == "tuned";
 }
 
+// When not tuned: the fixed share, or nullopt for "measured".
 std::optional<double> fixed_share() {
   const char* v = std::getenv("PIXPATH_CUDA_HW_SHARE");
   if (v && std::string_view(v) == "measured") return std::nullopt;
-  const double s = v && *v ? std::atof(v) : kDefaultShare;
+  const double s = std::atof(v);
   return s < 0 ? 0.0 : (s > 1 ? 1.0 : s);
 }
 

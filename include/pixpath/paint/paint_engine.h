@@ -219,8 +219,8 @@ inline constexpr int kGpuBatchPerEngine = 2;
 
 // The batch limit gpu_max_batch = 0 stands for. nvJPEG's route (every picture on the engines):
 // kGpuBatchPerEngine per engine. The own decoder's route (GpuDrawDecoder::reports_damage()),
-// which hands 3 of 4 pictures of a batch to the engines and decodes the rest on the SMs at the
-// same time: one per engine plus one, which measured best on the H200 (8 4K windows: batches of
+// which hands a share of a batch to the engines (tuned by measured throughput) and decodes the
+// rest on the SMs at the same time: one per engine plus one, which measured best on the H200 (8 4K windows: batches of
 // 8 ~1,170-1,270 draws/s, of 14 ~890-1,090). No engines: 8.
 inline constexpr int auto_gpu_batch(int engines, bool own_decoder) {
   if (engines <= 0) return 8;
