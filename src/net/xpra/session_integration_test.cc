@@ -144,7 +144,7 @@ SessionRun run_session(const XpraServer& server, std::vector<std::string> encodi
     int n = 0;
     for (const auto& d : e.draws) n += coding.empty() || d.coding == coding;
     return n >= want_draws;
-  })) << "no '" << coding << "' draw";
+  })) << "no '" << coding << "' draw\n" << server.log_tail();
   auto deadline = std::chrono::steady_clock::now() + 15s;
   while (session.pings_answered() == 0 && std::chrono::steady_clock::now() < deadline) {
     std::this_thread::sleep_for(50ms);
