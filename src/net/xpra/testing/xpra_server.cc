@@ -374,6 +374,15 @@ std::string XpraServer::unexpected_tracebacks() const {
 
 namespace {
 
+// "2026-12-06 21:10:36,085 ...": a log line, which another thread of the server may write in
+// the middle of a traceback.
+bool timestamped(std::string_view line) {
+  if (line.size() < 20) return false;
+  for (size_t i : {0, 1, 2, 3, 5, 6, 8, 9, 11, 12, 14, 15, 17, 18})
+    if (line[i] < '0' || line[i] > '9') return false;
+  return line[4] == '-' && line[7] == '-' && line[10] == ' ' && line[13] == ':' && line[16] == ':';
+}
+
 bool known_xpra_race(std::string_view traceback) {
   return traceback.find("in _keys_changed") != std::string_view::npos &&
          traceback.find("RuntimeError: dictionary changed size during iteration") != std::string_view::npos;
@@ -385,12 +394,24 @@ std::string unexpected_tracebacks(std::string_view log) {
   constexpr std::string_view kStart = "Traceback (most recent call last):";
   std::string out;
   for (size_t at = log.find(kStart); at != std::string_view::npos; at = log.find(kStart, at + 1)) {
-    // The frames are indented; the first line that is not ends the traceback.
+    // The frames are indented; the first line that is not ends the traceback (its exception
+    // line), unless it is another thread's log line with more frames after it.
     size_t end = log.find('\n', at);
-    while (end != std::string_view::npos && end + 1 < log.size() && log[end + 1] == ' ')
-      end = log.find('\n', end + 1);
+    std::string interleaved;
+    while (end != std::string_view::npos && end + 1 < log.size()) {
+      if (log[end + 1] == ' ') {
+        end = log.find('\n', end + 1);
+        continue;
+      }
+      const size_t next = log.find('\n', end + 1);
+      const std::string_view line = log.substr(end + 1, next == log.npos ? log.npos : next - end - 1);
+      if (!timestamped(line) || next == log.npos || next + 1 >= log.size() || log[next + 1] != ' ') break;
+      interleaved.append(log.substr(at, end + 1 - at));  // the traceback so far, without the line
+      at = next + 1;
+      end = next;
+    }
     if (end != std::string_view::npos) end = log.find('\n', end + 1);  // the exception line
-    const std::string_view tb = log.substr(at, end == std::string_view::npos ? log.npos : end - at);
+    const std::string tb = interleaved + std::string(log.substr(at, end == std::string_view::npos ? log.npos : end - at));
     if (!known_xpra_race(tb)) {
       out += tb;
       out += '\n';
