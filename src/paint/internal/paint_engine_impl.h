@@ -9,6 +9,8 @@
 //                            window's video thread (its lane), which decodes; the UI thread paints
 //   paint_engine_gpu.cc      the GPU route: the GPU thread's batch decodes, the texture copies,
 //                            the fence watcher and the acks pending on it
+//   gpu_route_chooser.cc     which GPU-codable draws take that route: by size, and by measured
+//                            latency per size class (internal/gpu_route_chooser.h)
 #pragma once
 
 #include <atomic>
