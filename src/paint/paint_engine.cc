@@ -157,6 +157,8 @@ PaintEngineStats PaintEngine::stats() const {
     s.gpu_routing = "measured";
     s.gpu_route_explored = route.explored();
     s.gpu_route_table = route.describe();
+  } else if (impl_->gpu_mode != GpuMode::Off) {
+    s.gpu_routing = "size";
   }
   return s;
 }

@@ -265,6 +265,7 @@ TEST(PaintEngineGpu, AutoWithCpuBackingUsesCpuAndSaysWhy) {
   const auto st = (*e)->stats();
   EXPECT_EQ(st.decoder, "cpu");
   EXPECT_NE(st.decoder_reason.find("no window textures"), std::string::npos) << st.decoder_reason;
+  EXPECT_EQ(st.gpu_routing, "");  // no GPU route, so no routing to report
 }
 
 // A program without a GPU route (no factory) or a factory that fails: auto -> cpu with the

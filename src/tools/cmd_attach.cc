@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "commands.h"
+#include "gpu_route_options.h"
 #include "attach_session.h"
 #include "limit_options.h"
 
@@ -69,25 +70,7 @@ void add_session_options(CLI::App& cmd, AttachOptions& o) {
                  "UI thread; 0: min(4, cores)")
       ->check(CLI::Range(0, 64))
       ->capture_default_str();
-  cmd.add_option("--gpu-batch", o.gpu_max_batch,
-                 "--decoder gpu/auto: the most jpeg draws one GPU decode call takes (draws "
-                 "waiting together share the hardware JPEG engines; 1: one at a time; 0: auto, one "
-                 "per hardware engine plus one on the own decoder's route, 2 per engine on nvJPEG's)")
-      ->check(CLI::Range(0, 64))
-      ->capture_default_str();
-  cmd.add_option("--gpu-min-pixels", o.gpu_min_pixels,
-                 "--decoder gpu/auto: a jpeg draw of fewer pixels than this is decoded on the "
-                 "CPU, faster for it (straight into the framebuffer when it can); 0: every jpeg "
-                 "draw on the GPU")
-      ->check(CLI::NonNegativeNumber)
-      ->capture_default_str();
-  cmd.add_option("--gpu-routing", o.gpu_routing,
-                 "--decoder gpu/auto: which jpeg draws from 64x64 to under 1024x1024 take the GPU: "
-                 "measured (per size class, whichever route painted such draws sooner lately, "
-                 "queue waits included; --gpu-min-pixels until both were measured) or size "
-                 "(--gpu-min-pixels alone)")
-      ->check(CLI::IsMember({"measured", "size"}))
-      ->capture_default_str();
+  add_gpu_route_options(cmd, o.gpu_max_batch, o.gpu_min_pixels, o.gpu_routing);
   cmd.add_option("--exit-after", o.exit_after_s, "End the session after S seconds (0: run until Ctrl-C)")
       ->check(CLI::NonNegativeNumber);
   cmd.add_option("--snapshot-dir", o.snapshot_dir,

@@ -16,6 +16,7 @@
 #include <memory>
 
 #include "commands.h"
+#include "gpu_route_options.h"
 #include "pixpath/cuda/gpu_jpeg.h"
 #include "pixpath/paint/backing_registry.h"
 #include "pixpath/paint/player.h"
@@ -92,25 +93,7 @@ void add_play_command(CLI::App& app, int& exit_code) {
                   "the UI thread; 0: min(4, cores)")
       ->check(CLI::Range(0, 64))
       ->capture_default_str();
-  cmd->add_option("--gpu-batch", a->options.gpu_max_batch,
-                  "--decoder gpu/auto: the most jpeg draws one GPU decode call takes (draws "
-                  "waiting together share the hardware JPEG engines; 1: one at a time; 0: auto, one "
-                  "per hardware engine plus one on the own decoder's route, 2 per engine on nvJPEG's)")
-      ->check(CLI::Range(0, 64))
-      ->capture_default_str();
-  cmd->add_option("--gpu-min-pixels", a->options.gpu_min_pixels,
-                  "--decoder gpu/auto: a jpeg draw of fewer pixels than this is decoded on the "
-                  "CPU, faster for it (straight into the framebuffer when it can); 0: every jpeg "
-                  "draw on the GPU")
-      ->check(CLI::NonNegativeNumber)
-      ->capture_default_str();
-  cmd->add_option("--gpu-routing", a->gpu_routing,
-                  "--decoder gpu/auto: which jpeg draws from 64x64 to under 1024x1024 take the GPU: "
-                  "measured (per size class, whichever route painted such draws sooner lately, "
-                  "queue waits included; --gpu-min-pixels until both were measured) or size "
-                  "(--gpu-min-pixels alone)")
-      ->check(CLI::IsMember({"measured", "size"}))
-      ->capture_default_str();
+  add_gpu_route_options(*cmd, a->options.gpu_max_batch, a->options.gpu_min_pixels, a->gpu_routing);
   cmd->add_flag("--progress", a->progress,
                 "Print progress on stderr even when it is not a terminal");
   cmd->callback([a, &exit_code] {

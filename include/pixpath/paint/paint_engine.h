@@ -245,9 +245,10 @@ struct PaintEngineStats {
   int64_t gpu_routed_to_cpu = 0;
   std::string last_gpu_route_reason;
   // Routing by measurement (config.gpu_route_by_measurement): "measured" or "size" (the
-  // threshold alone; also off the texture route), the draws that took the other route to
-  // measure it, and each size class's figures ("64x64+ cpu 0.21 ms (12) gpu 0.48 ms (5) -> cpu; ...").
-  std::string gpu_routing = "size";
+  // threshold alone; also the GPU route into host memory), "" without a GPU route; the draws
+  // that took the other route to measure it, and each size class's figures
+  // ("64x64+ cpu 0.21 ms (12) gpu 0.48 ms (5) -> cpu; ...").
+  std::string gpu_routing;
   int64_t gpu_route_explored = 0;
   std::string gpu_route_table;
   int64_t gpu_copy_calls = 0;  // copy_to_textures calls (several windows' draws per call)
