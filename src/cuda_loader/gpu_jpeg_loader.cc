@@ -319,17 +319,18 @@ Result<std::unique_ptr<OwnRoute>> checked_route(std::span<const uint8_t> data, c
 constexpr size_t kFixedShareFrom = 4;
 constexpr unsigned kExploreEvery = 32;
 
-bool tuned_share() {
-  const char* v = std::getenv("PIXPATH_CUDA_HW_SHARE");
-  return !v || !*v || std::string_view(v) == "tuned";
-}
+// PIXPATH_CUDA_HW_SHARE as one batch sees it (read per batch: the GPU tests change it).
+struct ShareSetting {
+  enum class Kind { Tuned, Measured, Fixed } kind = Kind::Tuned;
+  double fixed = 0;  // Kind::Fixed: 0..1
+};
 
-// When not tuned: the fixed share, or nullopt for "measured".
-std::optional<double> fixed_share() {
+ShareSetting share_setting() {
   const char* v = std::getenv("PIXPATH_CUDA_HW_SHARE");
-  if (v && std::string_view(v) == "measured") return std::nullopt;
+  if (!v || !*v || std::string_view(v) == "tuned") return {};
+  if (std::string_view(v) == "measured") return {ShareSetting::Kind::Measured};
   const double s = std::atof(v);
-  return s < 0 ? 0.0 : (s > 1 ? 1.0 : s);
+  return {ShareSetting::Kind::Fixed, s < 0 ? 0.0 : (s > 1 ? 1.0 : s)};
 }
 
 // The loader's host time per own-decoder picture before the module call (the whole parse where
@@ -346,8 +347,9 @@ void hand_share_to_engines(std::vector<abi::DecodeRequest>& requests,
                            std::vector<std::unique_ptr<OwnRoute>>& owns, int engines,
                            abi::Engine& engine, ShareTuner& tuner) {
   if (engines <= 0) return;
-  const bool tuned = tuned_share();
-  const int level = tuned ? tuner.on_batch(ShareTuner::Clock::now(), int(requests.size())) : 0;
+  const ShareSetting setting = share_setting();
+  using Kind = ShareSetting::Kind;
+  const int level = setting.kind == Kind::Tuned ? tuner.on_batch(ShareTuner::Clock::now(), int(requests.size())) : 0;
   std::vector<size_t> candidates;
   int own_pictures = 0;
   int64_t candidate_pixels = 0;
@@ -365,11 +367,11 @@ void hand_share_to_engines(std::vector<abi::DecodeRequest>& requests,
   }
   if (candidates.size() < kFixedShareFrom) return;
   size_t n = 0;
-  if (tuned) {
+  if (setting.kind == Kind::Tuned) {
     n = size_t(ShareTuner::share_for(int(candidates.size()), level));
-  } else if (const auto share = fixed_share()) {
-    if (*share <= 0) return;
-    n = std::min(candidates.size(), size_t(double(candidates.size()) * *share + 0.5));
+  } else if (setting.kind == Kind::Fixed) {
+    if (setting.fixed <= 0) return;
+    n = std::min(candidates.size(), size_t(double(candidates.size()) * setting.fixed + 0.5));
     if (n < 2) return;  // the module batches two or more
   } else {
     const abi::RouteCosts costs = engine.route_costs();
