@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <filesystem>
 #include <random>
 #include <string>
 #include <vector>
@@ -336,6 +337,56 @@ TEST(OwnGpuJpeg, DamagedFilesOfTheProjectAreReported) {
           << c.file << ": " << joined(gpu->warnings);
     }
   }
+}
+
+// Fuzz findings (every file under tests/data/regressions/jpeg_baseline/ and regressions/jpeg/,
+// so a new finding is covered once committed there): the GPU decode gives the CPU reference's
+// coefficients and warnings, or fails where it fails, at several subsequence sizes and with
+// both synchronisation launches. sync_never_converges needs the rounds' cap and the serial
+// walk. run.sh runs this under compute-sanitizer memcheck and racecheck too.
+TEST(OwnGpuJpeg, FuzzFoundInputsAgreeWithTheCpuReference) {
+  SKIP_WITHOUT_GPU();
+  const char* root = std::getenv("PIXPATH_TEST_DATA");
+  ASSERT_NE(root, nullptr) << "PIXPATH_TEST_DATA is not set (ctest and run.sh set it)";
+  DeviceBuffers buffers;
+  Stream stream;
+  int files = 0, decoded = 0;
+  for (const char* sub : {"/regressions/jpeg_baseline", "/regressions/jpeg"}) {
+    std::vector<std::filesystem::path> paths;
+    for (const auto& e : std::filesystem::directory_iterator(std::string(root) + sub))
+      if (e.is_regular_file()) paths.push_back(e.path());
+    std::sort(paths.begin(), paths.end());
+    for (const auto& path : paths) {
+      const auto data = codecs::testing::slurp(path.string());
+      ASSERT_FALSE(data.empty()) << path;
+      ++files;
+      auto parsed = parse_baseline_jpeg(data);
+      if (!parsed.ok()) continue;  // refused on the host: never reaches the GPU
+      for (uint32_t bits : {16u, 8 + uint32_t(data.size() % 512), 1024u}) {
+        if (bits < 16) continue;
+        for (bool coop : {true, false}) {
+          const std::string what = path.filename().string() + " " + std::to_string(bits) + " bits" +
+                                   (coop ? " cooperative" : " chain");
+          auto cpu = decode_coefficients_parallel(data, *parsed, ParallelDecodeOptions{bits});
+          Options opt;
+          opt.subsequence_bits = bits;
+          opt.cooperative_sync = coop;
+          auto gpu = decode_to_planes(data, *parsed, opt, buffers, stream.s);
+          ASSERT_EQ(gpu.ok(), cpu.ok()) << what << ": " << (gpu.ok() ? cpu.error() : gpu.error()).message();
+          if (!gpu.ok()) continue;
+          ++decoded;
+          EXPECT_EQ(joined(gpu->warnings), joined(cpu->warnings)) << what;
+          std::vector<int16_t> coefs(cpu->coefficients.size());
+          ASSERT_EQ(cudaMemcpy(coefs.data(), gpu->coefficients, coefs.size() * 2, cudaMemcpyDeviceToHost),
+                    cudaSuccess);
+          EXPECT_EQ(coefs, cpu->coefficients) << what;
+        }
+      }
+    }
+  }
+  std::printf("fuzz-found inputs: %d files, %d GPU decodes agreeing with the CPU reference\n", files, decoded);
+  EXPECT_GE(files, 2);
+  EXPECT_GT(decoded, 0) << "sync_never_converges should parse and decode";
 }
 
 // The host side of the decode from plain data (no GPU needed): the input a route across the
