@@ -21,11 +21,32 @@
 
 #include <chrono>
 #include <cstdint>
+#include <cstdlib>
+#include <string_view>
 #include <vector>
 
 #include "pixpath/core/thread_annotations.h"
 
 namespace pixpath::cuda {
+
+// PIXPATH_CUDA_HW_SHARE's value, parsed: unset, empty or "tuned" (the default) -> the tuner;
+// "measured" -> the loader's cost split; a number -> that fixed share, clamped to 0..1 (0 keeps
+// every picture on the own decoder). Anything else is taken as the default, `recognised` false,
+// so a typo cannot quietly switch the engines off.
+struct ShareSetting {
+  enum class Kind { Tuned, Measured, Fixed } kind = Kind::Tuned;
+  double fixed = 0;  // Kind::Fixed: 0..1
+  bool recognised = true;
+};
+
+inline ShareSetting parse_share_setting(const char* value) {
+  if (!value || !*value || std::string_view(value) == "tuned") return {};
+  if (std::string_view(value) == "measured") return {ShareSetting::Kind::Measured};
+  char* end = nullptr;
+  const double s = std::strtod(value, &end);
+  if (end == value || *end != '\0' || !(s == s)) return {ShareSetting::Kind::Tuned, 0, false};
+  return {ShareSetting::Kind::Fixed, s < 0 ? 0.0 : (s > 1 ? 1.0 : s)};
+}
 
 class ShareTuner {
  public:

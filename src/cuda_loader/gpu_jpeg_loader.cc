@@ -303,7 +303,8 @@ Result<std::unique_ptr<OwnRoute>> checked_route(std::span<const uint8_t> data, c
 // such pictures (several windows at once), since the engines decode damaged entropy data
 // silently where the own decoder reports it. A picture whose data ends without EOI (truncated,
 // which the host parse sees) always stays on the own decoder.
-// How many: PIXPATH_CUDA_HW_SHARE (read per batch). Unset, empty or "tuned" (the default): the
+// How many: PIXPATH_CUDA_HW_SHARE (read per batch; parse_share_setting, share_tuner.h). Unset,
+// empty, "tuned" or unrecognised (the default): the
 // decoder's ShareTuner (src/cuda/share_tuner.h) picks the share in eighths by the throughput it
 // measures under the current load. A number from 0 to 1: that share (0 keeps every picture on
 // the own decoder). "measured": per batch the count that finishes it first by the module's
@@ -320,17 +321,14 @@ constexpr size_t kFixedShareFrom = 4;
 constexpr unsigned kExploreEvery = 32;
 
 // PIXPATH_CUDA_HW_SHARE as one batch sees it (read per batch: the GPU tests change it).
-struct ShareSetting {
-  enum class Kind { Tuned, Measured, Fixed } kind = Kind::Tuned;
-  double fixed = 0;  // Kind::Fixed: 0..1
-};
+ShareSetting share_setting() { return parse_share_setting(std::getenv("PIXPATH_CUDA_HW_SHARE")); }
 
-ShareSetting share_setting() {
-  const char* v = std::getenv("PIXPATH_CUDA_HW_SHARE");
-  if (!v || !*v || std::string_view(v) == "tuned") return {};
-  if (std::string_view(v) == "measured") return {ShareSetting::Kind::Measured};
-  const double s = std::atof(v);
-  return {ShareSetting::Kind::Fixed, s < 0 ? 0.0 : (s > 1 ? 1.0 : s)};
+// For info_json: the setting the next batch takes.
+std::string share_setting_json(const ShareSetting& s) {
+  using Kind = ShareSetting::Kind;
+  const char* kind = s.kind == Kind::Tuned ? "tuned" : (s.kind == Kind::Measured ? "measured" : "fixed");
+  return ",\"hw_share_setting\":{\"kind\":\"" + std::string(kind) + "\",\"fixed\":" + std::to_string(s.fixed) +
+         ",\"recognised\":" + (s.recognised ? "true" : "false") + "}";
 }
 
 // The loader's host time per own-decoder picture before the module call (the whole parse where
@@ -704,7 +702,8 @@ class LoadedGpuJpegDecoder final : public GpuJpegDecoder {
     if (!j.empty() && j.back() == '}')
       j.insert(j.size() - 1, ",\"share_tuner\":{\"best_level\":" + std::to_string(tuner_.best_level()) +
                                  ",\"epochs\":" + std::to_string(tuner_.epochs()) +
-                                 ",\"surveys\":" + std::to_string(tuner_.surveys()) + "}");
+                                 ",\"surveys\":" + std::to_string(tuner_.surveys()) + "}" +
+                                 share_setting_json(share_setting()));
     return j;
   }
   int cuda_device() const override { return engine_->device(); }

@@ -145,5 +145,32 @@ TEST(ShareTuner, ManyThreadsAtOnce) {
   EXPECT_GE(t.best_level(), 0);
 }
 
+// PIXPATH_CUDA_HW_SHARE's values (read by the loader per batch): the tuner by default, a typo
+// taken as the default and marked, numbers clamped.
+TEST(ShareSetting, ParsesTheEnvironmentValue) {
+  using Kind = ShareSetting::Kind;
+  for (const char* v : {static_cast<const char*>(nullptr), "", "tuned"}) {
+    const auto s = parse_share_setting(v);
+    EXPECT_EQ(s.kind, Kind::Tuned) << (v ? v : "unset");
+    EXPECT_TRUE(s.recognised) << (v ? v : "unset");
+  }
+  EXPECT_EQ(parse_share_setting("measured").kind, Kind::Measured);
+  struct Case {
+    const char* value;
+    double share;
+  } fixed[] = {{"0", 0}, {"0.75", 0.75}, {"0.625", 0.625}, {"1", 1}, {"-0.5", 0}, {"3", 1}};
+  for (const Case& c : fixed) {
+    const auto s = parse_share_setting(c.value);
+    EXPECT_EQ(s.kind, Kind::Fixed) << c.value;
+    EXPECT_DOUBLE_EQ(s.fixed, c.share) << c.value;
+    EXPECT_TRUE(s.recognised) << c.value;
+  }
+  for (const char* v : {"tunned", "0.75x", "x0.5", "nan", " "}) {
+    const auto s = parse_share_setting(v);
+    EXPECT_EQ(s.kind, Kind::Tuned) << v;
+    EXPECT_FALSE(s.recognised) << v;
+  }
+}
+
 }  // namespace
 }  // namespace pixpath::cuda
