@@ -192,8 +192,9 @@ struct PaintEngineConfig {
   // Routing by measurement (the texture route; src/paint/internal/gpu_route_chooser.h): draws
   // from 64x64 to under 1024x1024 pixels take, per size class (powers of two), whichever route
   // painted that class sooner lately (received -> pixels in the window, queue waits included, so
-  // the current load counts); gpu_min_pixels is the choice until both routes have been measured,
-  // and one draw in 32 of a class takes the other route to keep its figure current. Smaller and
+  // the current load counts); gpu_min_pixels is the choice until both routes have been measured
+  // (one draw in 8 of a class takes the other route meanwhile), then one draw in 32 times the
+  // ratio of the two figures (at most 1 in 256) keeps the slower one's current. Smaller and
   // larger draws follow gpu_min_pixels alone. false, or gpu_min_pixels 0: gpu_min_pixels alone.
   // stats().gpu_route_table shows the figures.
   bool gpu_route_by_measurement = true;
