@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 
@@ -19,16 +20,20 @@ using testing::bgrx;
 
 namespace fs = std::filesystem;
 
+// A fresh directory per test, removed with everything in it at scope exit. mkdtemp, not the
+// test's name: a parameterised test's name holds a '/', which made a nested directory and left
+// its parent behind in /tmp after every run.
 struct TempDir {
   fs::path path;
   TempDir() {
-    path = fs::temp_directory_path() /
-           ("pixpath_player_test_" + std::to_string(::testing::UnitTest::GetInstance()->random_seed()) +
-            "_" + ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(path);
-    fs::create_directories(path);
+    std::string tmpl = (fs::temp_directory_path() / "pixpath-player-test-XXXXXX").string();
+    if (!::mkdtemp(tmpl.data())) std::abort();
+    path = tmpl;
   }
-  ~TempDir() { fs::remove_all(path); }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path, ec);
+  }
 };
 
 RecordedEvent draw_event(int64_t t, DrawPacket p) {
