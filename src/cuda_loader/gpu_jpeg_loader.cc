@@ -304,18 +304,18 @@ Result<std::unique_ptr<OwnRoute>> checked_route(std::span<const uint8_t> data, c
 // silently where the own decoder reports it. A picture whose data ends without EOI (truncated,
 // which the host parse sees) always stays on the own decoder.
 // How many: PIXPATH_CUDA_HW_SHARE (read per batch; parse_share_setting, share_tuner.h). Unset,
-// empty, "tuned" or unrecognised (the default): the decoder's ShareTuner picks the share in
-// eighths by the throughput it measures under the current load. A number from 0 to 1: that share (0 keeps every picture on
-// the own decoder). "measured": per batch the count that finishes it first by the module's
-// measured costs (the own decoder's time per picture, the engines' time per pass) and the
+// empty, "tuned" or unrecognised (the default): the decoder's ShareTuner picks the share in eighths
+// by the throughput it measures under the current load. A number from 0 to 1: that share (0 keeps
+// every picture on the own decoder). "measured": per batch the count that finishes it first by the
+// module's measured costs (the own decoder's time per picture, the engines' time per pass) and the
 // loader's own plan time per picture (route_costs.h, engine_share), with two pictures to the
 // engines in one batch of kExploreEvery that it keeps off them, so their cost stays measured.
-// Why tuned: on the H200 (docs/performance.md, "The engines' share tuned by measured
-// throughput", 2026-12-06) one 4K window with 8 draws in flight painted ~1,270-1,340 frames/s tuned (it
-// settles on 0-1 of 8) against ~1,110-1,160 with the former fixed 0.75, and eight 4K windows
-// ~1,610-1,720 (it settles on 5 of 8) against ~1,550-1,650; a fixed 0.625 wins eight windows
-// (~1,730) but not one (~1,120), and "measured" neither (the own decoder's per-picture time
-// inflates beside hardware passes, so a cost model does not see the optimum).
+// Why tuned: on the H200 (docs/performance.md, "The engines' share tuned by measured throughput",
+// 2026-12-06) one 4K window with 8 draws in flight painted ~1,270-1,340 frames/s tuned (it settles
+// on 0-1 of 8) against ~1,110-1,160 with the former fixed 0.75, and eight 4K windows ~1,610-1,720
+// (it settles on 5 of 8) against ~1,550-1,650; a fixed 0.625 wins eight windows (~1,730) but not
+// one (~1,120), and "measured" neither (the own decoder's per-picture time inflates beside hardware
+// passes, so a cost model does not see the optimum).
 constexpr size_t kFixedShareFrom = 4;
 constexpr unsigned kExploreEvery = 32;
 
