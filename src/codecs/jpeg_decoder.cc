@@ -18,15 +18,15 @@
 namespace pixpath::codecs::internal {
 namespace {
 
-constexpr std::string_view kCoding = "jpeg";
+constexpr std::string_view kJpegCoding = "jpeg";
 
 class JpegDecoder final : public Decoder {
  public:
-  std::string_view coding() const override { return kCoding; }
+  std::string_view coding() const override { return kJpegCoding; }
 
   Result<ImageInfo> inspect(std::span<const uint8_t> data,
                             const DecodeParams& params) const override {
-    PIXPATH_TRY(JpegHeader h, read_jpeg_header(kCoding, data, params));
+    PIXPATH_TRY(JpegHeader h, read_jpeg_header(kJpegCoding, data, params));
     ImageInfo inf;
     inf.width = h.width;
     inf.height = h.height;
@@ -42,12 +42,12 @@ class JpegDecoder final : public Decoder {
 
   Result<DecodeReport> decode_into(std::span<const uint8_t> data, const DecodeParams& params,
                                    const PictureView& dst) const override {
-    PIXPATH_TRY(JpegHeader h, read_jpeg_header(kCoding, data, params));
+    PIXPATH_TRY(JpegHeader h, read_jpeg_header(kJpegCoding, data, params));
     DecodeReport rep{h.width, h.height, {}};
     if (info(dst.format).planes > 1) {
-      PIXPATH_CHECK(turbojpeg_decode_planes(kCoding, data, h, dst, rep.warnings));
+      PIXPATH_CHECK(turbojpeg_decode_planes(kJpegCoding, data, h, dst, rep.warnings));
     } else {
-      PIXPATH_CHECK(turbojpeg_decode_packed(kCoding, data, h, dst, rep.warnings));
+      PIXPATH_CHECK(turbojpeg_decode_packed(kJpegCoding, data, h, dst, rep.warnings));
     }
     return rep;
   }

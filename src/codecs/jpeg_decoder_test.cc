@@ -8,10 +8,6 @@
 namespace pixpath::codecs::testing {
 namespace {
 
-struct Size {
-  int w, h;
-};
-const Size kSizes[] = {{1, 1}, {17, 13}, {4097, 3}, {64, 48}};
 
 std::string sub_name(Subsampling s) {
   switch (s) {
@@ -28,7 +24,7 @@ std::string sub_name(Subsampling s) {
 TEST(JpegDecoder, MatchesDjpegExactly) {
   PIXPATH_REQUIRE_TOOL("djpeg");
   TempDir dir;
-  for (auto s : kSizes) {
+  for (auto s : kTestSizes) {
     for (auto sub : {Subsampling::S444, Subsampling::S422, Subsampling::S420, Subsampling::Gray}) {
       SCOPED_TRACE(std::to_string(s.w) + "x" + std::to_string(s.h) + " " + sub_name(sub));
       EncodeParams ep;
@@ -58,7 +54,7 @@ TEST(JpegDecoder, CjpegVariantsMatchDjpeg) {
       "-sample 4x1",        "-progressive -arithmetic -sample 2x2",
       "-optimize -sample 2x1", "-grayscale -progressive", "-quality 30 -restart 2",
   };
-  for (auto s : {Size{17, 13}, Size{131, 67}}) {
+  for (auto s : {TestSize{17, 13}, TestSize{131, 67}}) {
     write_reference(dir.file("src.ppm"), screen_picture(PixelFormat::RGB, s.w, s.h, 7));
     for (const auto& v : variants) {
       SCOPED_TRACE(v + " " + std::to_string(s.w) + "x" + std::to_string(s.h));
@@ -78,7 +74,7 @@ TEST(JpegDecoder, CjpegVariantsMatchDjpeg) {
 }
 
 TEST(JpegDecoder, EveryPackedFormatIntoGuardedCrop) {
-  for (auto s : kSizes) {
+  for (auto s : kTestSizes) {
     for (auto sub : {Subsampling::S444, Subsampling::S420}) {
       EncodeParams ep;
       ep.subsampling = sub;
@@ -108,7 +104,7 @@ TEST(JpegDecoder, EveryPackedFormatIntoGuardedCrop) {
 // planes, and GRAY8 from gray JPEGs.
 TEST(JpegDecoder, YuvPlanesMatchTurboJpegAndKeepGuards) {
   tjhandle tj = tjInitDecompress();
-  for (auto s : kSizes) {
+  for (auto s : kTestSizes) {
     for (auto [sub, f, tjs] : {std::tuple{Subsampling::S420, PixelFormat::YUV420P, TJSAMP_420},
                                std::tuple{Subsampling::S422, PixelFormat::YUV422P, TJSAMP_422},
                                std::tuple{Subsampling::S444, PixelFormat::YUV444P, TJSAMP_444},
@@ -272,7 +268,7 @@ TEST(JpegDecoder, DecodeDefaultsToRgbx) {
 // ---- jpega ----
 
 TEST(JpegaDecoder, ColourAndAlphaIntoEveryAlphaFormat) {
-  for (auto s : kSizes) {
+  for (auto s : kTestSizes) {
     Picture src = screen_picture(PixelFormat::RGBA, s.w, s.h);
     EncodedPicture enc;
     auto data = encode("jpega", src, {}, &enc);

@@ -16,7 +16,7 @@
 namespace pixpath::codecs::internal {
 namespace {
 
-constexpr std::string_view kCoding = "jpega";
+constexpr std::string_view kJpegaCoding = "jpega";
 
 struct Parts {
   std::span<const uint8_t> colour, alpha;
@@ -24,12 +24,12 @@ struct Parts {
 
 Result<Parts> split(std::span<const uint8_t> data, const DecodeParams& params) {
   if (!params.options || !params.options->alpha_offset) {
-    return codec_error(kCoding, ErrorCode::InvalidArgument, "split",
+    return codec_error(kJpegaCoding, ErrorCode::InvalidArgument, "split",
                        "no alpha-offset option: cannot find the alpha JPEG");
   }
   const int64_t off = *params.options->alpha_offset;
   if (off <= 0 || static_cast<uint64_t>(off) >= data.size()) {
-    return codec_error(kCoding, ErrorCode::CorruptData, "split",
+    return codec_error(kJpegaCoding, ErrorCode::CorruptData, "split",
                        "alpha-offset " + std::to_string(off) + " is outside the " +
                            std::to_string(data.size()) + " bytes of data");
   }
@@ -49,18 +49,18 @@ struct Headers {
 
 Result<Headers> read_headers(std::span<const uint8_t> data, const DecodeParams& params) {
   PIXPATH_TRY(Parts parts, split(data, params));
-  PIXPATH_TRY(JpegHeader c, read_jpeg_header(kCoding, parts.colour, params));
+  PIXPATH_TRY(JpegHeader c, read_jpeg_header(kJpegaCoding, parts.colour, params));
   DecodeParams ap = params;
   ap.width = c.width;
   ap.height = c.height;
-  auto a = read_jpeg_header(kCoding, parts.alpha, ap);
-  if (!a.ok()) return a.error().within(std::string(kCoding), "read alpha header");
+  auto a = read_jpeg_header(kJpegaCoding, parts.alpha, ap);
+  if (!a.ok()) return a.error().within(std::string(kJpegaCoding), "read alpha header");
   return Headers{parts, std::move(c), std::move(*a)};
 }
 
 class JpegaDecoder final : public Decoder {
  public:
-  std::string_view coding() const override { return kCoding; }
+  std::string_view coding() const override { return kJpegaCoding; }
 
   Result<ImageInfo> inspect(std::span<const uint8_t> data,
                             const DecodeParams& params) const override {
@@ -80,25 +80,25 @@ class JpegaDecoder final : public Decoder {
   Result<DecodeReport> decode_into(std::span<const uint8_t> data, const DecodeParams& params,
                                    const PictureView& dst) const override {
     if (!alpha_format(dst.format)) {
-      return codec_error(kCoding, ErrorCode::Unsupported, "decode",
+      return codec_error(kJpegaCoding, ErrorCode::Unsupported, "decode",
                          "jpega decodes into RGBA, BGRA, ARGB or ABGR, not " +
                              std::string(name(dst.format)));
     }
     PIXPATH_TRY(Headers h, read_headers(data, params));
     const Parts& parts = h.parts;
     const JpegHeader& c = h.colour;
-    if (auto e = check_destination(kCoding, dst, c.width, c.height)) return *e;
+    if (auto e = check_destination(kJpegaCoding, dst, c.width, c.height)) return *e;
 
     DecodeReport rep{c.width, c.height, {}};
     // Alpha first into scratch, so a broken alpha JPEG leaves dst untouched.
     const size_t n = size_t(c.width) * size_t(c.height);
     std::unique_ptr<uint8_t[]> alpha(new (std::nothrow) uint8_t[n]);
-    if (!alpha) return codec_error(kCoding, ErrorCode::OutOfMemory, "decode alpha", "no memory");
+    if (!alpha) return codec_error(kJpegaCoding, ErrorCode::OutOfMemory, "decode alpha", "no memory");
     auto av = make_view(PixelFormat::GRAY8, c.width, c.height, alpha.get(), size_t(c.width));
-    if (!av.ok()) return av.error().within(std::string(kCoding), "decode alpha");
-    auto ra = turbojpeg_decode_packed(kCoding, parts.alpha, h.alpha, *av, rep.warnings);
-    if (!ra.ok()) return ra.error().within(std::string(kCoding), "decode alpha");
-    PIXPATH_CHECK(turbojpeg_decode_packed(kCoding, parts.colour, c, dst, rep.warnings));
+    if (!av.ok()) return av.error().within(std::string(kJpegaCoding), "decode alpha");
+    auto ra = turbojpeg_decode_packed(kJpegaCoding, parts.alpha, h.alpha, *av, rep.warnings);
+    if (!ra.ok()) return ra.error().within(std::string(kJpegaCoding), "decode alpha");
+    PIXPATH_CHECK(turbojpeg_decode_packed(kJpegaCoding, parts.colour, c, dst, rep.warnings));
 
     const int ai = info(dst.format).channels.a;
     const auto& p = dst.planes[0];

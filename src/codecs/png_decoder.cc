@@ -45,15 +45,13 @@
 
 #include "internal/builtin_codecs.h"
 #include "internal/codec_common.h"
+#include "internal/spng_context.h"
 #include "pixpath/core/pixel_ops.h"
 
 namespace pixpath::codecs::internal {
 namespace {
 
-struct CtxDeleter {
-  void operator()(spng_ctx* c) const { spng_ctx_free(c); }
-};
-using Ctx = std::unique_ptr<spng_ctx, CtxDeleter>;
+using Ctx = SpngContext;
 
 constexpr size_t kMaxChunkBytes = size_t{16} << 20;   // one ancillary chunk
 constexpr size_t kMaxChunkCache = size_t{64} << 20;   // all stored ancillary chunks

@@ -5,13 +5,9 @@
 namespace pixpath::codecs::testing {
 namespace {
 
-struct Size {
-  int w, h;
-};
-const Size kSizes[] = {{1, 1}, {17, 13}, {4097, 3}, {64, 48}};
 
 TEST(PngDecoder, RoundTripEveryFormatIntoGuardedCrop) {
-  for (auto s : kSizes) {
+  for (auto s : kTestSizes) {
     for (PixelFormat src_f : {PixelFormat::RGB, PixelFormat::RGBA, PixelFormat::BGRX}) {
       Picture src = screen_picture(src_f, s.w, s.h);
       auto png = encode("png", src);
@@ -41,7 +37,7 @@ TEST(PngDecoder, RoundTripEveryFormatIntoGuardedCrop) {
 }
 
 TEST(PngDecoder, GrayRoundTrip) {
-  for (auto s : kSizes) {
+  for (auto s : kTestSizes) {
     Picture src = screen_picture(PixelFormat::GRAY8, s.w, s.h);
     auto png = encode("png/L", src);
     auto inf = decoder("png/L").inspect(png, {});
@@ -69,7 +65,7 @@ TEST(PngDecoder, MatchesNetpbm) {
   PIXPATH_REQUIRE_TOOL("pnmtopng");
   PIXPATH_REQUIRE_TOOL("pngtopnm");
   TempDir dir;
-  for (auto s : {Size{17, 13}, Size{130, 41}}) {
+  for (auto s : {TestSize{17, 13}, TestSize{130, 41}}) {
     Picture rgb = screen_picture(PixelFormat::RGB, s.w, s.h);
     // Few colours: pnmtopng writes a palette PNG.
     Picture few = screen_picture(PixelFormat::RGB, s.w, s.h);

@@ -11,14 +11,11 @@
 
 #include "internal/builtin_codecs.h"
 #include "internal/codec_common.h"
+#include "internal/spng_context.h"
 #include "pixpath/core/pixel_ops.h"
 
 namespace pixpath::codecs::internal {
 namespace {
-
-struct CtxDeleter {
-  void operator()(spng_ctx* c) const { spng_ctx_free(c); }
-};
 
 class PngEncoder final : public Encoder {
  public:
@@ -42,7 +39,7 @@ class PngEncoder final : public Encoder {
     const PixelFormat row_format = gray ? PixelFormat::GRAY8
                                    : alpha ? PixelFormat::RGBA
                                            : PixelFormat::RGB;
-    std::unique_ptr<spng_ctx, CtxDeleter> ctx(spng_ctx_new(SPNG_CTX_ENCODER));
+    SpngContext ctx(spng_ctx_new(SPNG_CTX_ENCODER));
     if (!ctx) return codec_error(coding_, ErrorCode::OutOfMemory, "encode", "spng_ctx_new failed");
     spng_ctx* c = ctx.get();
     spng_ihdr ihdr{};

@@ -9,10 +9,6 @@
 namespace pixpath::codecs::testing {
 namespace {
 
-struct Size {
-  int w, h;
-};
-const Size kSizes[] = {{1, 1}, {17, 13}, {4097, 3}, {64, 48}};
 const PixelFormat kPacked[] = {PixelFormat::RGB,  PixelFormat::BGR,  PixelFormat::RGBX,
                                PixelFormat::BGRX, PixelFormat::XRGB, PixelFormat::XBGR,
                                PixelFormat::RGBA, PixelFormat::BGRA, PixelFormat::ARGB,
@@ -58,7 +54,7 @@ std::vector<uint8_t> packet(const Picture& pic, size_t rowstride, Comp comp, Dra
 }
 
 TEST(RgbDecoder, EveryFormatCompressionStrideAndDestination) {
-  for (auto s : kSizes) {
+  for (auto s : kTestSizes) {
     for (PixelFormat src_f : kPacked) {
       Picture src = screen_picture(src_f, s.w, s.h);
       const size_t row = size_t(s.w) * size_t(info(src_f).bytes_per_pixel[0]);

@@ -18,7 +18,7 @@
 namespace pixpath::codecs::internal {
 namespace {
 
-constexpr std::string_view kCoding = "webp";
+constexpr std::string_view kWebpCoding = "webp";
 
 int webp_mode(PixelFormat f) {
   switch (f) {
@@ -53,14 +53,14 @@ Error webp_error(std::string_view stage, VP8StatusCode s) {
                    : s == VP8_STATUS_OUT_OF_MEMORY      ? ErrorCode::OutOfMemory
                    : s == VP8_STATUS_UNSUPPORTED_FEATURE ? ErrorCode::Unsupported
                                                          : ErrorCode::CorruptData;
-  return codec_error(kCoding, code, stage, status_text(s));
+  return codec_error(kWebpCoding, code, stage, status_text(s));
 }
 
 Result<WebPBitstreamFeatures> features(std::span<const uint8_t> data, const DecodeParams& params) {
   WebPBitstreamFeatures f{};
   if (data.size() < 12 || std::memcmp(data.data(), "RIFF", 4) != 0 ||
       std::memcmp(data.data() + 8, "WEBP", 4) != 0) {
-    return codec_error(kCoding, data.size() < 12 ? ErrorCode::Truncated : ErrorCode::CorruptData,
+    return codec_error(kWebpCoding, data.size() < 12 ? ErrorCode::Truncated : ErrorCode::CorruptData,
                        "read header",
                        "not a WebP stream (" + std::to_string(data.size()) +
                            " bytes, no RIFF/WEBP header)");
@@ -68,23 +68,23 @@ Result<WebPBitstreamFeatures> features(std::span<const uint8_t> data, const Deco
   const VP8StatusCode s = WebPGetFeatures(data.data(), data.size(), &f);
   if (s != VP8_STATUS_OK) return webp_error("read header", s);
   if (f.has_animation) {
-    return codec_error(kCoding, ErrorCode::Unsupported, "read header", "animated WebP");
+    return codec_error(kWebpCoding, ErrorCode::Unsupported, "read header", "animated WebP");
   }
-  if (auto e = check_decode_size(kCoding, f.width, f.height, params)) return *e;
+  if (auto e = check_decode_size(kWebpCoding, f.width, f.height, params)) return *e;
   return f;
 }
 
 Result<void> decode_mode(std::span<const uint8_t> data, const PictureView& dst, int mode) {
   WebPDecoderConfig config;
   if (!WebPInitDecoderConfig(&config)) {
-    return codec_error(kCoding, ErrorCode::Internal, "init", "libwebp version mismatch");
+    return codec_error(kWebpCoding, ErrorCode::Internal, "init", "libwebp version mismatch");
   }
   auto& out = config.output;
   out.colorspace = static_cast<WEBP_CSP_MODE>(mode);
   out.is_external_memory = 1;
   const auto& p = dst.planes[0];
   if (p.stride > size_t(INT_MAX)) {
-    return codec_error(kCoding, ErrorCode::InvalidArgument, "decode", "destination stride too large");
+    return codec_error(kWebpCoding, ErrorCode::InvalidArgument, "decode", "destination stride too large");
   }
   out.u.RGBA.rgba = p.data;
   out.u.RGBA.stride = static_cast<int>(p.stride);
@@ -98,7 +98,7 @@ Result<void> decode_mode(std::span<const uint8_t> data, const PictureView& dst, 
 
 class WebpDecoder final : public Decoder {
  public:
-  std::string_view coding() const override { return kCoding; }
+  std::string_view coding() const override { return kWebpCoding; }
 
   Result<ImageInfo> inspect(std::span<const uint8_t> data,
                             const DecodeParams& params) const override {
@@ -118,7 +118,7 @@ class WebpDecoder final : public Decoder {
   Result<DecodeReport> decode_into(std::span<const uint8_t> data, const DecodeParams& params,
                                    const PictureView& dst) const override {
     PIXPATH_TRY(WebPBitstreamFeatures f, features(data, params));
-    if (auto e = check_destination(kCoding, dst, f.width, f.height)) return *e;
+    if (auto e = check_destination(kWebpCoding, dst, f.width, f.height)) return *e;
     DecodeReport rep{f.width, f.height, {}};
     const int mode = webp_mode(dst.format);
     if (mode >= 0) {
@@ -126,16 +126,16 @@ class WebpDecoder final : public Decoder {
       return rep;
     }
     if (!info(dst.format).packed_rgb) {
-      return codec_error(kCoding, ErrorCode::Unsupported, "decode",
+      return codec_error(kWebpCoding, ErrorCode::Unsupported, "decode",
                          "cannot decode into " + std::string(name(dst.format)));
     }
     auto tmp = Picture::allocate(PixelFormat::RGBA, f.width, f.height);
-    if (!tmp.ok()) return tmp.error().within(std::string(kCoding), "decode");
+    if (!tmp.ok()) return tmp.error().within(std::string(kWebpCoding), "decode");
     auto tv = tmp->write();
-    if (!tv.ok()) return tv.error().within(std::string(kCoding), "decode");
+    if (!tv.ok()) return tv.error().within(std::string(kWebpCoding), "decode");
     PIXPATH_CHECK(decode_mode(data, *tv, MODE_RGBA));
     auto c = convert_pixels(*tv, dst);
-    if (!c.ok()) return c.error().within(std::string(kCoding), "convert");
+    if (!c.ok()) return c.error().within(std::string(kWebpCoding), "convert");
     return rep;
   }
 };

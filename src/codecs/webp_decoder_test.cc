@@ -6,17 +6,13 @@
 namespace pixpath::codecs::testing {
 namespace {
 
-struct Size {
-  int w, h;
-};
-const Size kSizes[] = {{1, 1}, {17, 13}, {4097, 3}, {64, 48}};
-const PixelFormat kFormats[] = {PixelFormat::RGB,  PixelFormat::BGR,  PixelFormat::RGBA,
+const PixelFormat kWebpFormats[] = {PixelFormat::RGB,  PixelFormat::BGR,  PixelFormat::RGBA,
                                 PixelFormat::BGRA, PixelFormat::ARGB, PixelFormat::RGBX,
                                 PixelFormat::BGRX, PixelFormat::XRGB, PixelFormat::ABGR,
                                 PixelFormat::XBGR};
 
 TEST(WebpDecoder, LosslessRoundTripEveryFormat) {
-  for (auto s : kSizes) {
+  for (auto s : kTestSizes) {
     for (PixelFormat src_f : {PixelFormat::RGB, PixelFormat::RGBA}) {
       Picture src = screen_picture(src_f, s.w, s.h);
       EncodeParams ep;
@@ -26,7 +22,7 @@ TEST(WebpDecoder, LosslessRoundTripEveryFormat) {
       ASSERT_TRUE(inf.ok());
       EXPECT_EQ(inf->has_alpha, src_f == PixelFormat::RGBA && s.w > 1);  // 1x1 is opaque
       Picture rgba = convert(src, PixelFormat::RGBA);
-      for (PixelFormat f : kFormats) {
+      for (PixelFormat f : kWebpFormats) {
         SCOPED_TRACE(std::string(name(f)) + " " + std::to_string(s.w) + "x" + std::to_string(s.h));
         GuardedDestination dst(f, s.w, s.h);
         const auto before = counters().copies;
@@ -64,7 +60,7 @@ TEST(WebpDecoder, LossyMatchesDwebp) {
   PIXPATH_REQUIRE_TOOL("dwebp");
   PIXPATH_REQUIRE_TOOL("cwebp");
   TempDir dir;
-  for (auto s : {Size{17, 13}, Size{131, 67}}) {
+  for (auto s : {TestSize{17, 13}, TestSize{131, 67}}) {
     for (PixelFormat src_f : {PixelFormat::RGB, PixelFormat::RGBA}) {
       SCOPED_TRACE(std::string(name(src_f)) + " " + std::to_string(s.w));
       Picture src = screen_picture(src_f, s.w, s.h);

@@ -13,11 +13,11 @@
 namespace pixpath::codecs::internal {
 namespace {
 
-constexpr std::string_view kCoding = "webp";
+constexpr std::string_view kWebpEncoderCoding = "webp";
 
 class WebpEncoder final : public Encoder {
  public:
-  std::string_view coding() const override { return kCoding; }
+  std::string_view coding() const override { return kWebpEncoderCoding; }
   bool can_read(PixelFormat f) const override {
     return f == PixelFormat::RGB || f == PixelFormat::BGR || f == PixelFormat::RGBA ||
            f == PixelFormat::BGRA || f == PixelFormat::RGBX || f == PixelFormat::BGRX;
@@ -25,23 +25,23 @@ class WebpEncoder final : public Encoder {
   Result<EncodedPicture> encode(const ConstPictureView& picture,
                                 const EncodeParams& params) const override {
     if (picture.empty() || !can_read(picture.format)) {
-      return codec_error(kCoding, ErrorCode::Unsupported, "encode",
+      return codec_error(kWebpEncoderCoding, ErrorCode::Unsupported, "encode",
                          "webp encodes RGB, BGR, RGBA, BGRA, RGBX or BGRX pictures");
     }
     if (picture.width > WEBP_MAX_DIMENSION || picture.height > WEBP_MAX_DIMENSION ||
         picture.planes[0].stride > size_t(INT_MAX)) {
-      return codec_error(kCoding, ErrorCode::InvalidArgument, "encode", "picture too large");
+      return codec_error(kWebpEncoderCoding, ErrorCode::InvalidArgument, "encode", "picture too large");
     }
     WebPConfig config;
     if (!WebPConfigInit(&config)) {
-      return codec_error(kCoding, ErrorCode::Internal, "encode", "libwebp version mismatch");
+      return codec_error(kWebpEncoderCoding, ErrorCode::Internal, "encode", "libwebp version mismatch");
     }
     config.lossless = params.quality >= 100 ? 1 : 0;
     config.quality = config.lossless ? 75.f : float(std::clamp(params.quality, 0, 100));
     config.method = 2;
     WebPPicture pic;
     if (!WebPPictureInit(&pic)) {
-      return codec_error(kCoding, ErrorCode::Internal, "encode", "libwebp version mismatch");
+      return codec_error(kWebpEncoderCoding, ErrorCode::Internal, "encode", "libwebp version mismatch");
     }
     pic.width = picture.width;
     pic.height = picture.height;
@@ -67,7 +67,7 @@ class WebpEncoder final : public Encoder {
     WebPPictureFree(&pic);
     if (!good) {
       WebPMemoryWriterClear(&writer);
-      return codec_error(kCoding, ErrorCode::Internal, "encode",
+      return codec_error(kWebpEncoderCoding, ErrorCode::Internal, "encode",
                          "WebPEncode failed (error " + std::to_string(err) + ")");
     }
     EncodedPicture e;

@@ -42,9 +42,9 @@ struct CountingAllocator {
   }
 };
 
-class RecordingSyncPoint : public SyncPoint {
+class CountingSyncPoint : public SyncPoint {
  public:
-  explicit RecordingSyncPoint(int* waits) : waits_(waits) {}
+  explicit CountingSyncPoint(int* waits) : waits_(waits) {}
   Result<void> wait_host() const override {
     ++*waits_;
     return {};
@@ -147,7 +147,7 @@ TEST_F(StoragePoolTest, WaitsForTheSyncPointBeforeReuse) {
   int waits = 0;
   {
     auto s = pool->acquire(64).value();
-    s->set_sync_point(std::make_shared<RecordingSyncPoint>(&waits));
+    s->set_sync_point(std::make_shared<CountingSyncPoint>(&waits));
   }
   EXPECT_EQ(waits, 1);
   auto again = pool->acquire(64).value();

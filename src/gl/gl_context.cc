@@ -8,19 +8,16 @@
 #include <string>
 
 #include "internal/context_impl.h"
+#include "internal/gl_window_error.h"
 #include "internal/glfw_x11.h"
 
 namespace pixpath::gl {
 namespace {
 
+using internal::hex;
+
 Error unavailable(std::string stage, std::string reason) {
   return Error(ErrorCode::Unavailable, "gl", std::move(stage), std::move(reason));
-}
-
-std::string hex(long v) {
-  char s[32];
-  snprintf(s, sizeof s, "0x%lx", v);
-  return s;
 }
 
 bool client_ext(const char* name) { return epoxy_has_egl_extension(EGL_NO_DISPLAY, name); }

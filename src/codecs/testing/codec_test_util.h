@@ -14,6 +14,12 @@
 
 namespace pixpath::codecs::testing {
 
+// Picture sizes every decoder's round-trip tests cover: one pixel, odd, a long thin row, even.
+struct TestSize {
+  int w, h;
+};
+inline constexpr TestSize kTestSizes[] = {{1, 1}, {17, 13}, {4097, 3}, {64, 48}};
+
 inline const Decoder& decoder(std::string_view coding) {
   const Decoder* d = CodecRegistry::builtin().decoder(coding);
   if (!d) std::abort();

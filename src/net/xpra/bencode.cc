@@ -8,9 +8,9 @@
 namespace pixpath::xpra {
 namespace {
 
-class Decoder {
+class BencodeDecoder {
  public:
-  Decoder(const SharedBytes& in, BencodeLimits limits) : in_(in), limits_(limits) {}
+  BencodeDecoder(const SharedBytes& in, BencodeLimits limits) : in_(in), limits_(limits) {}
 
   Result<Value> decode_all() {
     PIXPATH_TRY(Value v, decode(0));
@@ -145,29 +145,29 @@ class Decoder {
   size_t items_ = 0;
 };
 
-void append(std::vector<uint8_t>& out, std::string_view s) { out.insert(out.end(), s.begin(), s.end()); }
+void append_text(std::vector<uint8_t>& out, std::string_view s) { out.insert(out.end(), s.begin(), s.end()); }
 
 }  // namespace
 
 Result<Value> bencode_decode(const SharedBytes& input, BencodeLimits limits) {
-  return Decoder(input, limits).decode_all();
+  return BencodeDecoder(input, limits).decode_all();
 }
 
 void bencode_encode(const Value& value, std::vector<uint8_t>& out) {
   if (value.is_int()) {
-    append(out, fmt::format("i{}e", value.as_int()));
+    append_text(out, fmt::format("i{}e", value.as_int()));
   } else if (value.is_bytes()) {
-    append(out, fmt::format("{}:", value.as_bytes().size()));
-    append(out, value.as_view());
+    append_text(out, fmt::format("{}:", value.as_bytes().size()));
+    append_text(out, value.as_view());
   } else if (value.is_float()) {
     // bencode has no floats: the integer part, as xpra's own bencoder would fail to do better.
     double d = value.as_double();
     int64_t i = (d >= -9.2e18 && d <= 9.2e18) ? int64_t(d) : 0;  // NaN and huge values: 0
-    append(out, fmt::format("i{}e", i));
+    append_text(out, fmt::format("i{}e", i));
   } else if (value.is_none()) {
-    append(out, "0:");  // bencode has no None: an empty byte string
+    append_text(out, "0:");  // bencode has no None: an empty byte string
   } else if (value.is_big_int()) {
-    append(out, fmt::format("i{}e", value.as_big_int_text()));
+    append_text(out, fmt::format("i{}e", value.as_big_int_text()));
   } else if (value.is_list()) {
     out.push_back('l');
     for (const auto& item : value.as_list()) bencode_encode(item, out);

@@ -72,9 +72,9 @@ uint64_t read_be(const uint8_t* p, size_t n) {
   return v;
 }
 
-class Decoder {
+class RencodeDecoder {
  public:
-  Decoder(const SharedBytes& in, RencodeLimits limits) : in_(in), limits_(limits) {}
+  RencodeDecoder(const SharedBytes& in, RencodeLimits limits) : in_(in), limits_(limits) {}
 
   Result<Value> decode_all() {
     PIXPATH_TRY(Value v, decode(0));
@@ -323,7 +323,7 @@ void put_be(std::vector<uint8_t>& out, uint64_t v, size_t bytes) {
   for (size_t i = bytes; i-- > 0;) out.push_back(uint8_t(v >> (i * 8)));
 }
 
-void append(std::vector<uint8_t>& out, std::string_view s) {
+void append_bytes(std::vector<uint8_t>& out, std::string_view s) {
   out.insert(out.end(), s.begin(), s.end());
 }
 
@@ -350,7 +350,7 @@ void encode_int(int64_t x, std::vector<uint8_t>& out) {
 }  // namespace
 
 Result<Value> rencode_decode(const SharedBytes& input, RencodeLimits limits) {
-  return Decoder(input, limits).decode_all();
+  return RencodeDecoder(input, limits).decode_all();
 }
 
 void rencode_encode(const Value& value, std::vector<uint8_t>& out) {
@@ -370,7 +370,7 @@ void rencode_encode(const Value& value, std::vector<uint8_t>& out) {
       return;
     case Value::Kind::BigInt:
       out.push_back(kIntText);
-      append(out, value.as_big_int_text());
+      append_bytes(out, value.as_big_int_text());
       out.push_back(kTerm);
       return;
     case Value::Kind::String: {
@@ -378,14 +378,14 @@ void rencode_encode(const Value& value, std::vector<uint8_t>& out) {
       if (s.size() < kStrFixedCount) {
         out.push_back(uint8_t(kStrFixedStart + s.size()));
       } else {
-        append(out, fmt::format("{}:", s.size()));
+        append_bytes(out, fmt::format("{}:", s.size()));
       }
-      append(out, s);
+      append_bytes(out, s);
       return;
     }
     case Value::Kind::Bytes:
-      append(out, fmt::format("{}/", value.as_bytes().size()));
-      append(out, value.as_view());
+      append_bytes(out, fmt::format("{}/", value.as_bytes().size()));
+      append_bytes(out, value.as_view());
       return;
     case Value::Kind::List: {
       const auto& items = value.as_list();
