@@ -1,35 +1,19 @@
 #include "own_jpeg_decode.h"
 
 #include <cuda_runtime.h>
-#include <fmt/format.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <memory>
 
+#include "own_jpeg_errors.h"
 #include "own_jpeg_kernels.h"
 #include "pixpath/codecs/jpeg_parallel_decode.h"
 
 namespace pixpath::cuda::own_jpeg {
-namespace {
 
 using namespace codecs::jpeg;
-
-Error gpu_error(ErrorCode code, std::string reason) {
-  return Error(code, "jpeg", "own gpu decode", std::move(reason));
-}
-Error cuda_error(const char* what, cudaError_t e) {
-  return gpu_error(ErrorCode::Internal, fmt::format("{}: {}", what, cudaGetErrorString(e)));
-}
-
-#define OWN_CUDA_TRY(what, expr)                                \
-  do {                                                          \
-    const cudaError_t own_e_ = (expr);                          \
-    if (own_e_ != cudaSuccess) return cuda_error(what, own_e_); \
-  } while (0)
-
-}  // namespace
 
 Result<PlanesOut> decode_to_planes(std::span<const uint8_t> data, const BaselineJpeg& jpeg,
                                    const Options& options, DeviceBuffers& buffers,

@@ -9,6 +9,7 @@
 #include <memory>
 #include <vector>
 
+#include "own_jpeg_errors.h"
 #include "own_jpeg_kernels.h"
 #include "own_jpeg_input.h"
 
@@ -16,13 +17,6 @@ namespace pixpath::cuda::own_jpeg {
 namespace {
 
 using namespace codecs::jpeg;
-
-Error gpu_error(ErrorCode code, std::string reason) {
-  return Error(code, "jpeg", "own gpu decode", std::move(reason));
-}
-Error cuda_error(const char* what, cudaError_t e) {
-  return gpu_error(ErrorCode::Internal, std::string(what) + ": " + cudaGetErrorString(e));
-}
 
 // Events between the steps when timing (Options::time_phases); the buffers own them.
 class PhaseEvents {
@@ -71,12 +65,6 @@ class UploadLayout {
   std::vector<Piece> pieces_;
   size_t total_ = 0;
 };
-
-#define OWN_CUDA_TRY(what, expr)                              \
-  do {                                                        \
-    const cudaError_t own_e_ = (expr);                        \
-    if (own_e_ != cudaSuccess) return cuda_error(what, own_e_); \
-  } while (0)
 
 }  // namespace
 
