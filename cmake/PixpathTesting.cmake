@@ -1,5 +1,9 @@
-# pixpath_add_test(NAME SOURCES a_test.cc ... LIBS lib ... [LABELS threaded integration ...])
+# pixpath_add_test(NAME SOURCES a_test.cc ... LIBS lib ... [LABELS threaded integration ...]
+#                  [TIMEOUT s] [COST s])
 # Every test gets the label "unit" unless it names "integration"; the tsan preset runs "threaded".
+# COST: about how many seconds the test takes where it is slowest (a sanitizer preset). ctest
+# starts the costliest tests first; without it, a fresh build tree (CI's) starts them in file
+# order, and a long test that starts last holds its stage open while the other cores idle.
 if(PIXPATH_BUILD_TESTS)
   find_package(GTest REQUIRED)
   enable_testing()
@@ -15,7 +19,7 @@ function(pixpath_add_test name)
   if(NOT PIXPATH_BUILD_TESTS)
     return()
   endif()
-  cmake_parse_arguments(T "" "TIMEOUT" "SOURCES;LIBS;LABELS" ${ARGN})
+  cmake_parse_arguments(T "" "TIMEOUT;COST" "SOURCES;LIBS;LABELS" ${ARGN})
   add_executable(${name} ${T_SOURCES})
   target_link_libraries(${name} PRIVATE ${T_LIBS} GTest::gtest GTest::gmock GTest::gtest_main pixpath_flags)
   target_include_directories(${name} PRIVATE ${PROJECT_SOURCE_DIR}/src ${PROJECT_SOURCE_DIR}/tests)
@@ -31,6 +35,9 @@ function(pixpath_add_test name)
     ENVIRONMENT "PIXPATH_TEST_DATA=${PROJECT_SOURCE_DIR}/tests/data;PIXPATH_BINARY_DIR=${PROJECT_BINARY_DIR}")
   if(T_TIMEOUT)
     set_tests_properties(${name} PROPERTIES TIMEOUT ${T_TIMEOUT})
+  endif()
+  if(T_COST)
+    set_tests_properties(${name} PROPERTIES COST ${T_COST})
   endif()
 endfunction()
 
