@@ -1,12 +1,16 @@
 """Type stubs of pixpath's extension module (re-exported by the pixpath package)."""
 from __future__ import annotations
 
-from typing import Any, Callable, Literal, Optional, Sequence, Tuple, Union
-
+from typing import Any, Callable, Literal, Optional, Sequence, Tuple, Union, type_check_only
 
 from typing_extensions import Buffer
 
 __version__: str
+
+@type_check_only
+class _pybind11_type(type):
+    """The metaclass of every class pybind11 makes (pybind11_builtins.pybind11_type at run time,
+    not importable)."""
 
 class Error(Exception):
     """A pixpath failure: code ('CorruptData', 'ReadOnly', ...), coding (subject), stage, reason."""
@@ -18,7 +22,7 @@ class Error(Exception):
 class DecodeWarning(UserWarning):
     """A recoverable decode problem (the picture is usable)."""
 
-class ReleaseDomain:
+class ReleaseDomain(metaclass=_pybind11_type):
     def __init__(self, name: str) -> None: ...
     @property
     def name(self) -> str: ...
@@ -31,9 +35,11 @@ class ReleaseDomain:
     def drain(self) -> int: ...
     def shutdown(self) -> dict[str, Any]: ...
 
-class Picture:
+class Picture(metaclass=_pybind11_type):
     """Pixels with pixpath's ownership rules; exports the buffer protocol (host) or DLPack and
-    __cuda_array_interface__ (CUDA)."""
+    __cuda_array_interface__ (CUDA). Not constructible: decode(), allocate(), from_buffer()."""
+    # pybind11's placeholder for a class without a constructor: raises TypeError.
+    def __init__(self, *args: Any, **kwargs: Any) -> None: ...
     @property
     def width(self) -> int: ...
     @property
@@ -95,7 +101,7 @@ def libraries() -> dict[str, str]: ...
 def gpu_info() -> str: ...
 def counters() -> dict[str, Any]: ...
 
-class VideoDecoder:
+class VideoDecoder(metaclass=_pybind11_type):
     """One h264, vp8 or vp9 stream decoded frame by frame into RGB pictures (CPU: libavcodec;
     device='cuda': NVDEC, RGBA in CUDA memory)."""
     def __init__(self, coding: str, width: int, height: int, *, csc: str = "YUV420P",
@@ -121,7 +127,7 @@ def read_recording(path: str) -> list[dict[str, Any]]:
     """Every event of a .pxrec recording as dicts ('type', 'time_us', 'wid', 'x', 'y', 'w',
     'h'; draws also 'coding', 'data', 'sequence', 'rowstride', 'options')."""
 
-class CpuBacking:
+class CpuBacking(metaclass=_pybind11_type):
     def __init__(self) -> None: ...
     def windows(self) -> list[int]: ...
     def window_size(self, wid: int) -> Optional[Tuple[int, int]]: ...
@@ -130,7 +136,7 @@ class CpuBacking:
     def snapshot(self, wid: int) -> Picture: ...
     def snapshot_png(self, wid: int) -> bytes: ...
 
-class PaintEngine:
+class PaintEngine(metaclass=_pybind11_type):
     def __init__(self, backing: CpuBacking, *, decode_threads: int = 2,
                  decoder: Literal["cpu", "gpu", "auto"] = "cpu", direct_decode: bool = True,
                  on_ack: Optional[Callable[[dict[str, Any]], None]] = None) -> None: ...
@@ -153,7 +159,10 @@ def play(path: str, *, backing: Optional[CpuBacking] = None,
          snapshot_dir: str = "",
          progress: Optional[Callable[[dict[str, Any]], None]] = None) -> dict[str, Any]: ...
 
-class Client:
+class Client(metaclass=_pybind11_type):
+    """An attached session: made by attach(), not constructible."""
+    # pybind11's placeholder for a class without a constructor: raises TypeError.
+    def __init__(self, *args: Any, **kwargs: Any) -> None: ...
     def stats(self) -> dict[str, Any]: ...
     def windows(self) -> list[dict[str, Any]]: ...
     def snapshot(self, wid: int) -> Picture: ...

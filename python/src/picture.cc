@@ -316,14 +316,17 @@ storage alive. CUDA pictures export DLPack (``torch.from_dlpack``, ``cupy.from_d
       .def_property_readonly("stride", [](const PyPicture& p) { return p.picture.plane(0).stride; },
                              "Bytes from one row to the next (>= width * channels).")
       .def_property_readonly("shape", [](const PyPicture& p) {
+        // py::tuple on both paths: pybind11 3.1's make_tuple returns a typed tuple per
+        // argument list, so the two lengths are different types (no ?: between them).
         const int c = bytes_per_pixel(p.picture.format());
-        return c == 1 ? py::make_tuple(p.picture.height(), p.picture.width())
-                      : py::make_tuple(p.picture.height(), p.picture.width(), c);
+        if (c == 1) return py::tuple(py::make_tuple(p.picture.height(), p.picture.width()));
+        return py::tuple(py::make_tuple(p.picture.height(), p.picture.width(), c));
       }, "(height, width, channels), or (height, width) for GRAY8: numpy's shape of the export.")
       .def_property_readonly("strides", [](const PyPicture& p) {
         const int c = bytes_per_pixel(p.picture.format());
         const size_t s = p.picture.plane(0).stride;
-        return c == 1 ? py::make_tuple(s, 1) : py::make_tuple(s, c, 1);
+        if (c == 1) return py::tuple(py::make_tuple(s, 1));
+        return py::tuple(py::make_tuple(s, c, 1));
       }, "Byte strides of the export, numpy's order: (stride, channels, 1).")
       .def_property_readonly("readonly", [](const PyPicture& p) { return p.picture.read_only(); },
                              "Read-only storage (decoder- or caller-owned): never writable.")

@@ -1,12 +1,28 @@
-"""Shared fixtures: synthetic screen-like pictures and their encodings made with Pillow."""
+"""Shared fixtures: synthetic screen-like pictures and their encodings made with Pillow.
+
+The suite tests whichever `pixpath` Python imports: the build tree's (ctest python_test sets
+PYTHONPATH=<build>/python) or an installed one (scripts/test-python-wheel runs it against the
+installed wheel, from outside the checkout). PIXPATH_TEST_PACKAGE=<folder> makes the run fail
+at once unless the package imported is the one in that folder."""
 import io
+import os
 import time
+from pathlib import Path
 
 import numpy as np
 import pytest
 from PIL import Image
 
 import pixpath
+
+_expected = os.environ.get("PIXPATH_TEST_PACKAGE")
+if _expected and Path(pixpath.__file__).resolve().parent != Path(_expected).resolve():
+    raise ImportError(f"PIXPATH_TEST_PACKAGE is {_expected}, but the pixpath imported is "
+                      f"{Path(pixpath.__file__).parent}")
+
+
+def pytest_report_header(config):
+    return f"pixpath {pixpath.__version__}: {Path(pixpath.__file__).parent}"
 
 
 def screen_like(width, height, alpha=False, seed=1):

@@ -88,11 +88,11 @@ def test_stubs_declare_exactly_the_module():
     _, top, classes = _stub_names()
     module = {n for n in _public(_pixpath) if not isinstance(getattr(_pixpath, n), type(re))}
     missing = module - top
-    extra = top - module
+    extra = {n for n in top if not n.startswith("_")} - module  # _x: typing-only helpers
     assert not missing, f"in _pixpath but not in _pixpath.pyi: {sorted(missing)}"
     assert not extra, f"in _pixpath.pyi but not in _pixpath: {sorted(extra)}"
     for name, members in classes.items():
-        if name == "<module>":
+        if name == "<module>" or name.startswith("_"):
             continue
         cls = getattr(_pixpath, name)
         if issubclass(cls, BaseException):  # Error's attributes are set per instance
@@ -101,6 +101,12 @@ def test_stubs_declare_exactly_the_module():
         assert not (have - members), f"{name}: not in the stubs: {sorted(have - members)}"
         assert not ({m for m in members if not m.startswith("_")} - have), \
             f"{name}: stubbed but absent: {sorted({m for m in members if not m.startswith('_')} - have)}"
+
+
+def test_package_all_names_the_module():
+    module = {n for n in _public(_pixpath) if not isinstance(getattr(_pixpath, n), type(re))}
+    assert sorted(pixpath.__all__) == sorted(module), "pixpath/__init__.py's __all__"
+    assert len(set(pixpath.__all__)) == len(pixpath.__all__)
 
 
 def _pybind_params(doc):
@@ -124,17 +130,37 @@ def _pybind_params(doc):
 
 
 def test_stub_function_parameters_match():
+    """Parameter names and order of every function and method, from pybind11's signature line:
+    mypy's stubtest (scripts/test-python-stubs) cannot read pybind11's signatures (no
+    __text_signature__), only names, classes and properties."""
     tree, _, _ = _stub_names()
     checked = 0
-    for node in tree.body:
-        if not isinstance(node, ast.FunctionDef):
-            continue
-        fn = getattr(_pixpath, node.name)
-        stub = [a.arg for a in node.args.posonlyargs + node.args.args + node.args.kwonlyargs]
+
+    def check(node, fn, where):
+        stub = [a.arg for a in node.args.posonlyargs + node.args.args + node.args.kwonlyargs
+                if a.arg != "self"]
         got = [n for n in _pybind_params(fn.__doc__) if not n.startswith("*")]
-        assert stub == got, f"{node.name}: stub {stub}, module {got}"
-        checked += 1
-    assert checked >= 5
+        assert stub == got, f"{where}: stub {stub}, module {got}"
+
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef):
+            check(node, getattr(_pixpath, node.name), node.name)
+            checked += 1
+        elif isinstance(node, ast.ClassDef) and not node.name.startswith("_"):
+            cls = getattr(_pixpath, node.name)
+            for f in node.body:
+                if not isinstance(f, ast.FunctionDef) or any(
+                        isinstance(d, ast.Name) and d.id == "property" for d in f.decorator_list):
+                    continue
+                doc = (getattr(cls, f.name, None).__doc__ or "") if hasattr(cls, f.name) else ""
+                if not doc.strip().startswith(f.name + "("):
+                    # Not pybind11's: the placeholder __init__ of a class without a constructor,
+                    # and __buffer__ (the C buffer slot; a method only from Python 3.12).
+                    assert f.name in ("__init__", "__buffer__"), f"{node.name}.{f.name}: {doc!r}"
+                    continue
+                check(f, getattr(cls, f.name), f"{node.name}.{f.name}")
+                checked += 1
+    assert checked >= 40
 
 
 def test_public_names_have_docstrings():

@@ -1,5 +1,6 @@
 """The paint engine, the recording player and the xpra client from Python."""
 import os
+import shlex
 import shutil
 import subprocess
 import tempfile
@@ -111,6 +112,11 @@ def test_paint_engine_callback_errors_are_raised():
 
 
 XPRA = shutil.which("xpra")
+# Words put before the server's command line. scripts/test-python-wheel runs this suite in a
+# mount namespace where the system's copies of the libraries the wheel carries are masked (the
+# server's Xvfb needs some of them) and starts the server, system software that is not under
+# test, back in the machine's own mount namespace: "nsenter --mount=<its namespace> --".
+SERVER_PREFIX = shlex.split(os.environ.get("PIXPATH_TEST_SERVER_PREFIX", ""))
 
 
 def _stop_xvfb(display, runtime_dir):
@@ -157,7 +163,8 @@ def xpra_server():
     env = dict(os.environ, XDG_RUNTIME_DIR=str(d / "run"))
     env.pop("DISPLAY", None)
     env.pop("DBUS_SESSION_BUS_ADDRESS", None)
-    args = [XPRA, "start", f":{display}", "--daemon=no", "--mdns=no", "--pulseaudio=no",
+    args = SERVER_PREFIX + [
+            XPRA, "start", f":{display}", "--daemon=no", "--mdns=no", "--pulseaudio=no",
             "--notifications=no", "--webcam=no", "--printing=no", "--dbus-control=no",
             "--systemd-run=no", "--html=off", "--file-transfer=no", "--open-files=no",
             "--clipboard=no", "--av-sync=no", "--bell=no", "--cursors=no", "--system-tray=no",
