@@ -54,9 +54,13 @@ install(TARGETS pixpath RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 # The GPU module: never linked, opened at run time by pixpath_cuda_loader, which looks beside
 # the program and in <program>/../lib (so bin/pixpath finds lib/libpixpath_cuda.so), on the
 # library path, or where PIXPATH_CUDA_MODULE says. nvJPEG usually lives outside the linker's
-# search path (the wheel under /opt), so the installed module keeps a run path to it.
+# search path (the wheel under /opt), so the installed module keeps a run path to it — except in
+# a wheel for other machines (PIXPATH_PYTHON_WHEEL, python/CMakeLists.txt), which keeps nothing
+# of this one.
 if(TARGET pixpath_cuda)
-  set_target_properties(pixpath_cuda PROPERTIES INSTALL_RPATH_USE_LINK_PATH ON)
+  if(NOT PIXPATH_PYTHON_WHEEL)
+    set_target_properties(pixpath_cuda PROPERTIES INSTALL_RPATH_USE_LINK_PATH ON)
+  endif()
   install(TARGETS pixpath_cuda LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR})
   set(PIXPATH_INSTALLED_CUDA_MODULE "${CMAKE_INSTALL_LIBDIR}/libpixpath_cuda.so")
 else()
