@@ -10,7 +10,8 @@ add_library(pixpath_flags INTERFACE)
 target_compile_options(pixpath_flags INTERFACE
   $<$<COMPILE_LANGUAGE:CXX,C>:-Wall -Wextra -Wshadow -Wnon-virtual-dtor -Wno-missing-field-initializers>)
 # Lock contracts (core/thread_annotations.h) are checked by clang and a broken one fails the
-# build. GCC has no such analysis; the fuzz preset (CI) and the clang preset build with clang.
+# build. GCC has no such analysis; the asan and tsan presets (CI) and the clang preset build with
+# clang.
 if(CMAKE_CXX_COMPILER_ID MATCHES "Clang")
   target_compile_options(pixpath_flags INTERFACE
     $<$<COMPILE_LANGUAGE:CXX>:-Wthread-safety -Werror=thread-safety>)
